@@ -1,0 +1,54 @@
+"""The single exception type of rageval_min.
+
+Every problem that a user can cause -- a bad file, a bad record, a bad option, a
+gate that names no metric -- is raised as :class:`ScoringError`.  The message is
+one line and says where the problem is, in the form ``file:line: field: what``
+(parts that are unknown are left out), so a CLI can print it as is.
+"""
+
+from typing import Any, Optional, Sequence
+
+__all__ = ["ScoringError"]
+
+
+class ScoringError(ValueError):
+    """A user-facing error: bad input, bad option or an undefined computation.
+
+    >>> str(ScoringError("expected a list", path="gold.jsonl", line=3, field="citations"))
+    'gold.jsonl:3: citations: expected a list'
+    >>> str(ScoringError("missing gate 'chr'"))
+    "missing gate 'chr'"
+    >>> str(ScoringError("claim is not a string", record="qid=q7", field="answer_json.claim"))
+    'qid=q7: answer_json.claim: claim is not a string'
+
+    ``problems`` holds every message when several records were bad; ``str()``
+    then gives the first ones and a count of the rest.
+    """
+
+    def __init__(
+        self,
+        msg: str,
+        *,
+        path: Optional[str] = None,
+        line: Optional[int] = None,
+        field: Optional[str] = None,
+        record: Optional[Any] = None,
+        problems: Optional[Sequence[str]] = None,
+    ) -> None:
+        self.msg = msg
+        self.path = path
+        self.line = line
+        self.field = field
+        self.record = record
+        where = []
+        if path is not None:
+            where.append(str(path) if line is None else f"{path}:{line}")
+        elif line is not None:
+            where.append(f"line {line}")
+        if record is not None:
+            where.append(str(record))
+        if field is not None:
+            where.append(str(field))
+        text = ": ".join(where + [msg])
+        self.problems = list(problems) if problems else [text]
+        super().__init__(text)
