@@ -119,6 +119,11 @@ class Score(NamedTuple):
 # ----------------------------------------------------------------- tokenizing
 
 _REF_TOKEN = re.compile(r"[a-z0-9]+")
+# Byte table mapping everything but [a-z0-9] to a space: with non-ASCII code
+# points first encoded as "?", ``split()`` then yields exactly the maximal
+# [a-z0-9] runs, i.e. ``_REF_TOKEN.findall`` -- about 3x faster.
+_KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
+_TO_SPACE = bytes(c if c in _KEEP else 0x20 for c in range(256))
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")  # `$` also matches before a final "\n"
 
 # CJK Unified Ideographs (+ Extension A, B..G, compatibility), Hiragana, Katakana.
@@ -157,7 +162,7 @@ def _check_tokenizer(tokenizer: str) -> None:
 def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
     """Fast path used by :func:`score` (built-in stemmer only)."""
     if tokenizer == "reference":
-        toks = _REF_TOKEN.findall(text.lower())
+        toks = text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
         if not stem:
             return toks
         out = []
@@ -228,14 +233,28 @@ except AttributeError:  # pragma: no cover - Python 3.9
         return bin(x).count("1")
 
 
+_POW2: List[int] = [1]  # _POW2[i] == 1 << i, grown on demand (see _pow2)
+_POW2_MAX = 4096
+
+
+def _pow2(n: int) -> List[int]:
+    """A list whose first ``n`` items are ``1 << i`` (cached up to 4096)."""
+    if n <= len(_POW2):
+        return _POW2
+    if n > _POW2_MAX:
+        return [1 << i for i in range(n)]
+    _POW2.extend(1 << i for i in range(len(_POW2), n))
+    return _POW2
+
+
 def _position_masks(seq: Sequence[Hashable]) -> Dict[Hashable, int]:
     """``{symbol: bitmask of its positions in seq}`` (bit i = position i)."""
     masks: Dict[Hashable, int] = {}
-    get = masks.get
-    bit = 1
-    for sym in seq:
-        masks[sym] = get(sym, 0) | bit
-        bit <<= 1
+    for sym, bit in zip(seq, _pow2(len(seq))):
+        if sym in masks:
+            masks[sym] |= bit
+        else:
+            masks[sym] = bit
     return masks
 
 
