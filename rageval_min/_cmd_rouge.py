@@ -141,17 +141,22 @@ def _pair(rec: Dict[str, Any], path: str, line: int, problems: Problems) -> Opti
 def iter_scores(path: str, types: List[str], fn: ScoreFn) -> Iterator[Dict[str, rouge.Score]]:
     """Score every record of ``path``; bad records are reported together at the end."""
     problems = Problems()
-    for line, rec in iter_records(path):
-        pair = _pair(rec, path, line, problems)
-        if problems:
-            if problems.full:
-                break
-            continue
-        if pair is not None:
-            try:
-                yield fn(pair[0], pair[1])
-            except ScoringError as exc:
-                problems.add(exc.msg, path=path, line=line, field=exc.field)
+    try:
+        for line, rec in iter_records(path):
+            pair = _pair(rec, path, line, problems)
+            if problems:
+                if problems.full:
+                    break
+                continue
+            if pair is not None:
+                try:
+                    yield fn(pair[0], pair[1])
+                except ScoringError as exc:
+                    problems.add(exc.msg, path=path, line=line, field=exc.field)
+    except ScoringError as exc:  # the reader's own problems (bad JSON, not an object, ...)
+        if not problems:
+            raise
+        problems.add_error(exc)
     problems.raise_if_any()
 
 

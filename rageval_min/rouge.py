@@ -225,12 +225,12 @@ def tokenize(
 
 # ------------------------------------------------------------------------ LCS
 
-try:  # Python >= 3.10
-    _popcount: Callable[[int], int] = int.bit_count  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - Python 3.9
+def _popcount_py39(x: int) -> int:
+    return bin(x).count("1")
 
-    def _popcount(x: int) -> int:
-        return bin(x).count("1")
+
+# int.bit_count exists from Python 3.10 on; looked up by name so the core stays 3.9-clean.
+_popcount: Callable[[int], int] = getattr(int, "bit_count", _popcount_py39)
 
 
 _POW2: List[int] = [1]  # _POW2[i] == 1 << i, grown on demand (see _pow2)
