@@ -160,11 +160,16 @@ def _check_tokenizer(tokenizer: str) -> None:
 
 
 def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
-    """Fast path used by :func:`score` (built-in stemmer only)."""
+    """Tokens for :func:`score` (built-in stemmer only).
+
+    Without a stemmer the reference tokens are returned as ASCII ``bytes``
+    (equal exactly when the ``str`` tokens are equal, and a little cheaper to
+    make); :func:`tokenize` decodes them.
+    """
     if tokenizer == "reference":
-        toks = text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
         if not stem:
-            return toks
+            return text.lower().encode("ascii", "replace").translate(_TO_SPACE).split()  # type: ignore[return-value]
+        toks = text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
         out = []
         for t in toks:
             if len(t) > 3:
@@ -210,6 +215,8 @@ def tokenize(
         raise ScoringError(f"expected a string, got {type(text).__name__}")
     _check_tokenizer(tokenizer)
     if stemmer is None:
+        if tokenizer == "reference":
+            return text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
         return _tokens(text, False, tokenizer)
     if stemmer is porter_stem:
         return _tokens(text, True, tokenizer)
@@ -385,13 +392,19 @@ def _score_ngrams(target: Sequence[str], prediction: Sequence[str], n: int) -> S
     return Score(precision, recall, _fmeasure(precision, recall))
 
 
-def _score_lcs(target: Sequence[str], prediction: Sequence[str]) -> Score:
+_ZERO = Score(0, 0, 0)
+_new_score = tuple.__new__  # Score(p, r, f) without the Python-level __new__
+
+
+def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable]) -> Score:
     if not target or not prediction:
-        return Score(0, 0, 0)
+        return _ZERO
     lcs = lcs_length(target, prediction)
     precision = lcs / len(prediction)
     recall = lcs / len(target)
-    return Score(precision, recall, _fmeasure(precision, recall))
+    if precision + recall > 0:
+        return _new_score(Score, (precision, recall, 2 * precision * recall / (precision + recall)))
+    return _new_score(Score, (precision, recall, 0.0))
 
 
 def _score_lsum(ref_sents: List[List[str]], can_sents: List[List[str]]) -> Score:
