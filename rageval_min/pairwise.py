@@ -72,7 +72,7 @@ __all__ = [
     "REFERENCE", "FAIL_MESSAGE", "EM_MARKER", "RECORD_COLUMNS", "VARIANTS", "EXTRAS",
     "PLACEHOLDERS", "Comparison", "PairwiseResult",
     "f32", "round4_f32", "np_sum", "np_mean", "np_std", "legacy_numpy_random",
-    "is_missing", "read_table", "build_comparisons", "builtin_template", "load_template",
+    "is_missing", "read_table", "build_comparisons", "infer_input_tsv", "builtin_template", "load_template",
     "template_id", "render_prompt", "extract_choice", "find_consistency", "old_version_tables",
     "new_version_rates", "length_stats", "log_lines", "score",
 ]
@@ -162,16 +162,22 @@ def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
     return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
 
 
-def np_sum(values: Sequence[float]) -> float:
-    """``np.sum`` of a float64 (or int64 cast to float64) array, bit for bit.
+def np_sum(values: Sequence[float], *, buffered: Optional[bool] = None) -> float:
+    """``np.sum`` of a float64 or int64 array, bit for bit.
 
-    The reduction starts from 0.0 and adds the pairwise sum of each
-    8192-element buffer in turn.
+    The reduction starts from 0.0.  A float64 array is summed in one pairwise
+    call; an int64 array is cast to float64 in 8192-element buffers, each
+    pairwise-summed and added in turn (``buffered``; by default when every
+    value is an int).
 
     >>> np_sum([0.1] * 10), sum([0.1] * 10)
     (1.0, 0.9999999999999999)
     """
+    if buffered is None:
+        buffered = all(isinstance(v, int) for v in values)
     a = [float(v) for v in values]
+    if not buffered:
+        return 0.0 + _pairwise(a, 0, len(a))
     total = 0.0
     for start in range(0, len(a), 8192):
         total += _pairwise(a, start, min(8192, len(a) - start))
@@ -195,7 +201,7 @@ def np_std(values: Sequence[float]) -> float:
         return math.nan
     m = np_mean(values)
     sq = [(float(v) - m) * (float(v) - m) for v in values]
-    return math.sqrt(np_sum(sq) / len(values))
+    return math.sqrt(np_sum(sq, buffered=False) / len(values))
 
 
 def legacy_numpy_random(seed: int) -> random.Random:
