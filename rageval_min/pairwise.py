@@ -60,7 +60,6 @@ import math
 import random
 import re
 import struct
-import sys
 from collections import OrderedDict
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional,
                     Sequence, Set, Tuple)
@@ -247,86 +246,21 @@ def _as_text(value: Any) -> str:
     """``str()`` of a cell as the reference sees it after pandas: missing -> ``"nan"``."""
     if is_missing(value):
         return "nan"
-    if isinstance(value, float) and value.is_integer():
-        return repr(value)
     return str(value)
 
 
 def read_table(path: str) -> List[Tuple[int, Dict[str, Any]]]:
-    """Read an input table or a record: ``.xlsx`` (first sheet), ``.csv``, ``.tsv``,
-    ``.jsonl`` or ``.json`` (array of objects).
+    """Read an input table or a record: ``.xlsx`` (first sheet, stdlib reader),
+    or ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.json`` (the shared readers).
 
     Returns ``[(line or sheet row, {column: value})]``.  Cell text is kept as
-    is; missing values are decided later with :func:`is_missing`.  CSV/TSV
-    cells may hold whole documents, so the csv field limit is raised.
+    is; missing values are decided later with :func:`is_missing`.
     """
-    lower = path.lower()
-    if lower.endswith(".xlsx"):
+    if path.lower().endswith(".xlsx"):
         from ._xlsx import read_xlsx_records
         return read_xlsx_records(path)
-    if lower.endswith((".tsv", ".csv")):
-        delim = "\t" if lower.endswith(".tsv") else ","
-        _raise_csv_limit()
-        try:
-            with open(path, encoding="utf-8", newline="") as fh:
-                reader = csv.reader(fh, delimiter=delim)
-                try:
-                    header = next(reader)
-                except StopIteration:
-                    return []
-                if header and header[0].startswith("\ufeff"):
-                    raise ScoringError("file starts with a UTF-8 BOM", path=path, line=1)
-                out = []
-                for row in reader:
-                    if not row or all(c == "" for c in row):
-                        continue
-                    if len(row) != len(header):
-                        raise ScoringError(
-                            f"expected {len(header)} fields, found {len(row)}",
-                            path=path, line=reader.line_num)
-                    out.append((reader.line_num, dict(zip(header, row))))
-                return out
-        except UnicodeDecodeError as exc:
-            raise ScoringError(f"not UTF-8: {exc}", path=path) from None
-        except csv.Error as exc:
-            raise ScoringError(f"malformed {delim!r}-separated file: {exc}", path=path) from None
-    if lower.endswith(".jsonl"):
-        out = []
-        try:
-            with open(path, encoding="utf-8") as fh:
-                for i, line in enumerate(fh, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        value = json.loads(line)
-                    except ValueError as exc:
-                        raise ScoringError(f"invalid JSON: {exc}", path=path, line=i) from None
-                    if not isinstance(value, dict):
-                        raise ScoringError("expected a JSON object", path=path, line=i)
-                    out.append((i, value))
-        except UnicodeDecodeError as exc:
-            raise ScoringError(f"not UTF-8: {exc}", path=path) from None
-        return out
-    if lower.endswith(".json"):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ScoringError(f"invalid JSON: {exc}", path=path) from None
-        if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
-            raise ScoringError("expected a JSON array of objects", path=path)
-        return [(i, d) for i, d in enumerate(data, start=1)]
-    raise ScoringError("unknown table format (use .xlsx, .csv, .tsv, .jsonl or .json)", path=path)
-
-
-def _raise_csv_limit() -> None:
-    limit = sys.maxsize
-    while True:
-        try:
-            csv.field_size_limit(limit)
-            return
-        except OverflowError:
-            limit //= 10
+    from ._io import iter_records
+    return list(iter_records(path))
 
 
 # --------------------------------------------------------------------------- comparisons
