@@ -247,8 +247,10 @@ def write_output_dir(directory: str, res: pairwise.PairwiseResult, report: Repor
         with atomic_writer(os.path.join(directory, name)) as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(["Metric;Model", heads[key]])
+            # pandas gives the column one dtype: one float makes every int 0 print as 0.0.
+            as_float = any(isinstance(v, float) for v in rates.values())
             for k, v in rates.items():
-                w.writerow([k, repr(v)])
+                w.writerow([k, repr(float(v) if as_float else v)])
         written.append(name)
     return written
 
