@@ -115,7 +115,8 @@ def f32(x: float) -> float:
     >>> f32(0.1)
     0.10000000149011612
     """
-    return _F32.unpack(_F32.pack(x))[0]
+    value: float = _F32.unpack(_F32.pack(x))[0]
+    return value
 
 
 def round4_f32(x: float) -> float:
@@ -652,7 +653,8 @@ def old_version_tables(rows: Sequence[_Row], *, refm: str, float64_tables: bool 
         for n in names:
             tables[n] = OrderedDict([("columns", columns), ("rows", [])])
         return tables
-    filters: List[Optional[str]] = [None, None] + suptasks + tasks
+    filters: List[Optional[str]] = [None, None]
+    filters.extend(suptasks + tasks)
     others = sorted(m for m in models if m != refm)
     out_rows: Dict[str, List[List[Any]]] = {n: [] for n in names}
     for m in others:
