@@ -140,7 +140,8 @@ def load_token_length() -> Callable[[str], int]:
     try:
         mod = importlib.import_module("rageval_min_extras.tokens")
     except ImportError:
-        raise ScoringError(f"--lengths tokens needs the tokens extra: {TOKENS_INSTALL}") from None
+        raise ScoringError(f"--lengths tokens needs the tokens extra: {TOKENS_INSTALL} "
+                           "(from a source checkout: pip install -e '.[tokens]')") from None
     fn: Callable[[], Callable[[str], int]] = getattr(mod, "cl100k_length")
     return fn()
 

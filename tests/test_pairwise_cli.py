@@ -205,3 +205,35 @@ def test_subprocess_exit_codes(tmp_path):
     assert missing.code == 2 and "Traceback" not in missing.err
     usage = run_subprocess(["pairwise", "score", "--record", SYNREC])
     assert usage.code == 2 and "--nopt" in usage.err
+
+
+def test_tokens_lengths_use_the_extras_adapter(monkeypatch):
+    """Wiring of --lengths tokens with a stand-in tiktoken (the real one downloads its BPE file)."""
+    import importlib.util as iu
+    import sys
+    import types
+
+    from conftest import ROOT
+
+    fake = types.ModuleType("tiktoken")
+
+    class Enc:
+        def encode(self, text):
+            return text.split()
+
+    fake.get_encoding = lambda name: Enc() if name == "cl100k_base" else None
+    monkeypatch.setitem(sys.modules, "tiktoken", fake)
+    pkg = types.ModuleType("rageval_min_extras")
+    pkg.__path__ = [os.path.join(ROOT, "extras")]
+    monkeypatch.setitem(sys.modules, "rageval_min_extras", pkg)
+    spec = iu.spec_from_file_location("rageval_min_extras.tokens", os.path.join(ROOT, "extras", "tokens.py"))
+    mod = iu.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setitem(sys.modules, "rageval_min_extras.tokens", mod)
+    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--lengths", "tokens"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    ls = out["result"]["length_stats"]
+    assert ls["unit"] == "tokens" and "lengths=tokens" in out["signature"]
+    # 'ref answer for alpha/uml_class' is 4 whitespace tokens; every ref answer has that shape
+    assert ls["rows"][0][:3] == ["ref", 4.0, 0.0]
