@@ -50,7 +50,9 @@ inconsistent rows, refm without consistent rows, no non-EM rows) or raises
 
 Missing values follow pandas' reading rule on every input format: ``None``,
 float NaN, the empty string and pandas' default NA tokens (``NA``, ``nan``,
-``NULL``, ``N/A``, ...) are "missing".
+``NULL``, ``N/A``, ...) are "missing".  Other cells are kept as text: pandas
+would re-type a cell that is a bare number (``1.50`` -> ``1.5``) when the
+reference re-reads its own TSV; that difference is not emulated.
 """
 
 import csv
@@ -601,6 +603,9 @@ def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool 
     out: List[Optional[bool]] = []
     for k, o in rows:
         parts = k.split(";")
+        if len(parts) < 3:
+            raise ScoringError("cmp_index must look like '{index};{model A};{model B}'",
+                               record=f"cmp_index={k}", field="cmp_index")
         kct = f"{parts[0]};{parts[2]};{parts[1]}"
         if kct not in pred:
             out.append(None if orphans_excluded else True)
