@@ -94,6 +94,8 @@ __all__ = [
     "score_reject_judged",
     "signature",
     "template_id",
+    "ability_rows",
+    "validate_stored_label",
 ]
 
 Number = Union[int, float]
@@ -412,6 +414,16 @@ def _checked_factlabel(value: Any, who: Optional[str]) -> int:
             field="factlabel",
         )
     return value
+
+
+def validate_stored_label(label: Any, factlabel: Any = None, *, fact: bool = False) -> None:
+    """Check a stored ``label`` (list of ints -1/0/1) and, for fact datasets, ``factlabel`` (0/1).
+
+    Raises :class:`ScoringError` with ``field`` set to the bad field.
+    """
+    _checked_label(label, None)
+    if fact:
+        _checked_factlabel(factlabel, None)
 
 
 def score(
@@ -1077,6 +1089,32 @@ def abilities_table(runs: Sequence[Tuple[RunName, Scores]]) -> Dict[str, Any]:
             else:
                 entry.setdefault("noise_robustness", {})[_rate_key(run.noise_rate) + name + suffix] = sc.all_rate
     return table
+
+
+_ABILITY_LABELS = (
+    ("noise_robustness", "noise robustness"),
+    ("negative_rejection", "negative rejection"),
+    ("information_integration", "information integration"),
+)
+
+
+def ability_rows(table: Mapping[str, Any]) -> List[Tuple[str, str, str, str, Optional[Number]]]:
+    """Flatten :func:`abilities_table` into ``(model, lang, ability, setting, value)`` rows.
+
+    Counterfactual robustness gives three rows per setting: ``error detection rate``,
+    ``error correction rate`` and ``accuracy``.  Values are unrounded.
+    """
+    rows: List[Tuple[str, str, str, str, Optional[Number]]] = []
+    for model, langs in table.items():
+        for lang, abilities in langs.items():
+            for key, title in _ABILITY_LABELS:
+                for setting, value in abilities.get(key, {}).items():
+                    rows.append((model, lang, title, "noise " + setting, value))
+            for setting, vals in abilities.get("counterfactual_robustness", {}).items():
+                rows.append((model, lang, "counterfactual: error detection rate", setting, vals["error_detection_rate"]))
+                rows.append((model, lang, "counterfactual: error correction rate", setting, vals["error_correction_rate"]))
+                rows.append((model, lang, "counterfactual: accuracy", setting, vals["accuracy"]))
+    return rows
 
 
 def signature(variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
