@@ -489,6 +489,8 @@ def render_report_text(report: Report, outcomes: Any) -> str:
         lines += _table_lines([("gate", "value", "status")] + [
             (o.text, _fmt(o.value), "pass" if o.passed else "FAIL") for o in outcomes])
     lines += [f"note: {d}" for d in report.diagnostics]
+    if outcomes:
+        lines += ["", "result: " + ("PASS" if all(o.passed for o in outcomes) else "FAIL")]
     return "\n".join(lines) + "\n"
 
 

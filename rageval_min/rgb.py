@@ -52,6 +52,7 @@ from typing import (
     NamedTuple,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Union,
 )
@@ -413,7 +414,7 @@ def _checked_factlabel(value: Any, who: Optional[str]) -> int:
             record=who,
             field="factlabel",
         )
-    return value
+    return int(value)
 
 
 def validate_stored_label(label: Any, factlabel: Any = None, *, fact: bool = False) -> None:
@@ -1063,7 +1064,7 @@ def abilities_table(runs: Sequence[Tuple[RunName, Scores]]) -> Dict[str, Any]:
         runs,
         key=lambda r: (r[0].model, r[0].dataset[:2], r[0].dataset, r[0].noise_rate, r[0].correct_rate, r[0].passage_num),
     )
-    passages: Dict[Tuple[str, str, str], set] = {}
+    passages: Dict[Tuple[str, str, str], Set[int]] = {}
     for run, _ in order:
         passages.setdefault((run.model, run.dataset, run.dataset[:2]), set()).add(run.passage_num)
     for run, sc in order:
