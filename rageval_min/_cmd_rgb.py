@@ -207,7 +207,7 @@ def _label_rows(
         try:
             lab = rgb.label_prediction(rec["prediction"], rgb.ground_truth_of(rec), dataset=dataset, variants=variants)
         except rgb.InstanceSkipped as exc:
-            reason = exc.msg if exc.field is None else f"{exc.field}: {exc.msg}"
+            reason = exc.msg
             notes.append(_note(path, line, rec, f"skipped (as the reference does): {reason}"))
             out.append((line, rec, None, reason))
             continue
@@ -263,12 +263,15 @@ def run_mix(args: argparse.Namespace, io: CliIO) -> int:
                 seed=args.seed,
             )
         except rgb.InstanceSkipped as exc:
-            reason = exc.msg if exc.field is None else f"{exc.field}: {exc.msg}"
-            notes.append(_note(args.input, line, inst, f"skipped (as the reference does): {reason}"))
+            notes.append(_note(args.input, line, inst, f"skipped (as the reference does): {exc.msg}"))
             continue
         lines.append(_dumps({"id": inst["id"], "query": inst["query"], "answer": inst["answer"], "docs": docs}) + "\n")
     with open_output(args.output, io.stdout) as fh:
         fh.writelines(lines)
+    params: List[Tuple[str, object]] = [("dataset", args.dataset), ("noise_rate", args.noise_rate),
+                                        ("passage_num", args.passage_num), ("correct_rate", args.correct_rate),
+                                        ("seed", args.seed)]
+    io.stderr.write(f"rageval-min: rgb mix: {rgb.signature((), params)}: {len(lines)} instances, {len(notes)} skipped\n")
     for n in notes:
         io.stderr.write(f"rageval-min: rgb mix: note: {n}\n")
     return 0

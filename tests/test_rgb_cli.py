@@ -184,6 +184,7 @@ def test_mix_skips_negative_positive_count_with_diagnostic(tmp_path):
 @pytest.mark.parametrize(
     "argv,needle",
     [
+        (["rgb"], "SUBCOMMAND"),
         (["rgb", "score", "--input", PRED_EN04, "--factchecking"], "--factchecking is not offered"),
         (["rgb", "mix", "--input", PRED_EN04, "--dataset", "en", "--factchecking", "True"], "--factchecking"),
         (["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl"), "--dataset", "en", "--noise-rate", "1.5"],
