@@ -419,6 +419,13 @@ def test_abilities_table():
     assert t["m"]["en"]["counterfactual_robustness"] == {
         "noise0.0_correct0.0": {"accuracy": 0.1, "error_detection_rate": 0.2, "error_correction_rate": 0.5}}
     assert t["m2"]["zh"]["noise_robustness"] == {"0.0": 0.7}
+    # the same dataset at two passage counts is keyed apart
+    runs.append((rgb.RunName("en", "m", 0.2, 0.4, 10, 0.0), sc("en", 0.4, 0.8)))
+    t = rgb.abilities_table(runs)
+    assert t["m"]["en"]["noise_robustness"] == {"0.0@passage5": 1.0, "0.4@passage5": 0.9, "0.4@passage10": 0.8}
+    rows = rgb.ability_rows(t)
+    assert ("m", "en", "negative rejection", "noise 1.0@passage5", 0.3) in rows
+    assert ("m", "en", "counterfactual: error correction rate", "noise0.0_correct0.0", 0.5) in rows
 
 
 def test_signature_names_variants():
