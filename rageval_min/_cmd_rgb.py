@@ -8,7 +8,7 @@ each one is named in a diagnostic; malformed input is a ScoringError (exit 2).
 import argparse
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import rgb
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
@@ -129,17 +129,26 @@ def _check_factchecking(args: argparse.Namespace) -> None:
         raise ScoringError(_FACTCHECKING_MSG, field="--factchecking")
 
 
-def _read(path: str) -> List[Tuple[int, Dict[str, Any]]]:
-    """Every record of a JSON Lines file (all problems reported together)."""
+Row = Tuple[int, Dict[str, Any]]
+Labelled = Tuple[int, Dict[str, Any], Optional[rgb.Label], Optional[str]]
+
+
+def _read(path: str) -> Iterator[Row]:
+    """Stream the records of a JSON Lines file; every problem is raised together at the end.
+
+    Nothing is yielded after the first problem, so a caller writing through
+    :func:`atomic_writer` leaves no partial file behind.
+    """
     problems = Problems()
-    rows: List[Tuple[int, Dict[str, Any]]] = []
     for line, value in iter_jsonl(path):
         if not isinstance(value, dict):
             problems.add(f"expected a JSON object, got {type(value).__name__}", path=path, line=line)
+            if problems.full:
+                break
             continue
-        rows.append((line, value))
+        if not problems:
+            yield line, value
     problems.raise_if_any()
-    return rows
 
 
 def _who(rec: Dict[str, Any]) -> Optional[str]:
@@ -167,60 +176,68 @@ def _dumps(obj: Any) -> str:
 
 
 def _label_rows(
-    rows: Sequence[Tuple[int, Dict[str, Any]]],
+    rows: Iterable[Row],
     path: str,
+    notes: List[str],
     *,
     dataset: str,
     variants: Sequence[str],
     use_labels: bool,
-) -> Tuple[List[Tuple[int, Dict[str, Any], Optional[rgb.Label], Optional[str]]], List[str]]:
-    """Label each row; return ``(line, record, Label or None, skip reason or None)`` and diagnostics.
+) -> Iterator[Labelled]:
+    """Label each row; yield ``(line, record, Label or None, skip reason or None)``.
 
-    With ``use_labels`` a record's stored ``label`` is used (``None`` = skipped earlier).
+    Skipped instances are appended to ``notes``; malformed records are collected and raised
+    together at the end (nothing is yielded after the first).  With ``use_labels`` a
+    record's stored ``label`` is used (``None`` = skipped earlier).
     """
     problems = Problems()
-    out: List[Tuple[int, Dict[str, Any], Optional[rgb.Label], Optional[str]]] = []
-    notes: List[str] = []
     fact = "_fact" in dataset
+
+    def bad(msg: str, line: int, rec: Dict[str, Any], field: Optional[str]) -> None:
+        problems.add(msg, path=path, line=line, record=_who(rec), field=field)
+
     for line, rec in rows:
+        if problems.full:
+            break
         if use_labels and "label" in rec:
             if rec["label"] is None:
                 reason = str(rec.get("rgb_skipped") or "label is null")
                 notes.append(_note(path, line, rec, f"skipped: {reason}"))
-                out.append((line, rec, None, reason))
+                if not problems:
+                    yield line, rec, None, reason
                 continue
             try:
                 rgb.validate_stored_label(rec["label"], rec.get("factlabel"), fact=fact)
             except ScoringError as exc:
-                problems.add(exc.msg, path=path, line=line, record=_who(rec), field=exc.field)
+                bad(exc.msg, line, rec, exc.field)
                 continue
             stored = rgb.Label(rec["label"], rec.get("factlabel", 0), rec.get("prediction", ""))
-            out.append((line, rec, stored, None))
+            if not problems:
+                yield line, rec, stored, None
             continue
         if "prediction" not in rec:
-            problems.add("record has no 'prediction'", path=path, line=line, record=_who(rec), field="prediction")
+            bad("record has no 'prediction'", line, rec, "prediction")
             continue
         if "ans" not in rec and "answer" not in rec:
-            problems.add("record has neither 'ans' nor 'answer' (the ground truth)", path=path, line=line,
-                         record=_who(rec), field="ans")
+            bad("record has neither 'ans' nor 'answer' (the ground truth)", line, rec, "ans")
             continue
         try:
             lab = rgb.label_prediction(rec["prediction"], rgb.ground_truth_of(rec), dataset=dataset, variants=variants)
         except rgb.InstanceSkipped as exc:
-            reason = exc.msg
-            notes.append(_note(path, line, rec, f"skipped (as the reference does): {reason}"))
-            out.append((line, rec, None, reason))
+            notes.append(_note(path, line, rec, f"skipped (as the reference does): {exc.msg}"))
+            if not problems:
+                yield line, rec, None, exc.msg
             continue
-        out.append((line, rec, lab, None))
+        if not problems:
+            yield line, rec, lab, None
     problems.raise_if_any()
-    return out, notes
 
 
-def _noise_rate(args: argparse.Namespace, rows: Sequence[Tuple[int, Dict[str, Any]]], path: str) -> float:
+def _noise_rate(args: argparse.Namespace, path: str) -> float:
     if args.noise_rate is not None:
         return float(args.noise_rate)
-    seen = {rec["noise_rate"] for _, rec in rows if "noise_rate" in rec and isinstance(rec["noise_rate"], (int, float))
-            and not isinstance(rec["noise_rate"], bool)}
+    seen = {rec["noise_rate"] for _, rec in _read(path) if "noise_rate" in rec
+            and isinstance(rec["noise_rate"], (int, float)) and not isinstance(rec["noise_rate"], bool)}
     if len(seen) == 1:
         return float(seen.pop())
     if len(seen) > 1:
@@ -246,35 +263,38 @@ def run_mix(args: argparse.Namespace, io: CliIO) -> int:
             raise ScoringError(f"must be in [0, 1], got {value}", field=name)
     if args.passage_num < 0:
         raise ScoringError(f"must be >= 0, got {args.passage_num}", field="--passage-num")
-    rows = _read(args.input)
-    lines: List[str] = []
     notes: List[str] = []
-    for line, inst in rows:
-        try:
-            missing = [k for k in ("id", "query", "answer") if k not in inst]
-            if missing:
-                raise rgb.InstanceSkipped(f"instance has no {', '.join(repr(k) for k in missing)}")
-            docs = rgb.mix_documents(
-                inst,
-                dataset=args.dataset,
-                noise_rate=args.noise_rate,
-                passage_num=args.passage_num,
-                correct_rate=args.correct_rate,
-                seed=args.seed,
-            )
-        except rgb.InstanceSkipped as exc:
-            notes.append(_note(args.input, line, inst, f"skipped (as the reference does): {exc.msg}"))
-            continue
-        lines.append(_dumps({"id": inst["id"], "query": inst["query"], "answer": inst["answer"], "docs": docs}) + "\n")
+    count = 0
     with open_output(args.output, io.stdout) as fh:
-        fh.writelines(lines)
+        for line, inst in _read(args.input):
+            count += _mix_one(args, line, inst, fh, notes)
     params: List[Tuple[str, object]] = [("dataset", args.dataset), ("noise_rate", args.noise_rate),
                                         ("passage_num", args.passage_num), ("correct_rate", args.correct_rate),
                                         ("seed", args.seed)]
-    io.stderr.write(f"rageval-min: rgb mix: {rgb.signature((), params)}: {len(lines)} instances, {len(notes)} skipped\n")
+    io.stderr.write(f"rageval-min: rgb mix: {rgb.signature((), params)}: {count} instances, {len(notes)} skipped\n")
     for n in notes:
         io.stderr.write(f"rageval-min: rgb mix: note: {n}\n")
     return 0
+
+
+def _mix_one(args: argparse.Namespace, line: int, inst: Dict[str, Any], fh: Any, notes: List[str]) -> int:
+    try:
+        missing = [k for k in ("id", "query", "answer") if k not in inst]
+        if missing:
+            raise rgb.InstanceSkipped(f"instance has no {', '.join(repr(k) for k in missing)}")
+        docs = rgb.mix_documents(
+            inst,
+            dataset=args.dataset,
+            noise_rate=args.noise_rate,
+            passage_num=args.passage_num,
+            correct_rate=args.correct_rate,
+            seed=args.seed,
+        )
+    except rgb.InstanceSkipped as exc:
+        notes.append(_note(args.input, line, inst, f"skipped (as the reference does): {exc.msg}"))
+        return 0
+    fh.write(_dumps({"id": inst["id"], "query": inst["query"], "answer": inst["answer"], "docs": docs}) + "\n")
+    return 1
 
 
 # --------------------------------------------------------------------------- label
@@ -297,32 +317,11 @@ def run_label(args: argparse.Namespace, io: CliIO) -> int:
         raise ScoringError("--judge-template needs --judge reject|fact", field="--judge-template")
     template = _read_template(args.judge_template)
     dataset = _dataset(args, args.input)
-    rows = _read(args.input)
-    labelled, notes = _label_rows(rows, args.input, dataset=dataset, variants=variants, use_labels=False)
-    lines: List[str] = []
-    for _, rec, lab, reason in labelled:
-        out = dict(rec)
-        if lab is None:
-            out["label"] = None
-            out["factlabel"] = None
-            out["rgb_skipped"] = reason
-        else:
-            out["prediction"] = lab.prediction
-            out["label"] = lab.label
-            out["factlabel"] = lab.factlabel
-            if args.judge:
-                query = rec.get("query")
-                if not isinstance(query, str):
-                    raise ScoringError("record has no string 'query' (needed by the judge prompt)",
-                                       path=args.input, record=_who(rec), field="query")
-                if args.judge == "reject":
-                    out["judge_prompt"] = rgb.build_reject_judge_prompt(query, lab.prediction, template=template)
-                else:
-                    out["judge_prompt"] = rgb.build_fact_judge_prompt(lab.prediction, query=query, template=template)
-                out["judge_template"] = rgb.template_id(template)
-        lines.append(_dumps(out) + "\n")
+    notes: List[str] = []
+    labelled = _label_rows(_read(args.input), args.input, notes, dataset=dataset, variants=variants, use_labels=False)
     with open_output(args.output, io.stdout) as fh:
-        fh.writelines(lines)
+        for line, rec, lab, reason in labelled:
+            fh.write(_dumps(_labelled_record(args, line, rec, lab, reason, template)) + "\n")
     io.stderr.write(
         "rageval-min: rgb label: "
         + rgb.signature(variants, [("dataset", dataset)] + ([("judge", args.judge), ("judge_template", rgb.template_id(template))] if args.judge else []))
@@ -331,6 +330,36 @@ def run_label(args: argparse.Namespace, io: CliIO) -> int:
     for n in notes:
         io.stderr.write(f"rageval-min: rgb label: note: {n}\n")
     return 0
+
+
+def _labelled_record(
+    args: argparse.Namespace,
+    line: int,
+    rec: Dict[str, Any],
+    lab: Optional[rgb.Label],
+    reason: Optional[str],
+    template: Optional[str],
+) -> Dict[str, Any]:
+    out = dict(rec)
+    if lab is None:
+        out["label"] = None
+        out["factlabel"] = None
+        out["rgb_skipped"] = reason
+    else:
+        out["prediction"] = lab.prediction
+        out["label"] = lab.label
+        out["factlabel"] = lab.factlabel
+        if args.judge:
+            query = rec.get("query")
+            if not isinstance(query, str):
+                raise ScoringError("record has no string 'query' (needed by the judge prompt)",
+                                   path=args.input, line=line, record=_who(rec), field="query")
+            if args.judge == "reject":
+                out["judge_prompt"] = rgb.build_reject_judge_prompt(query, lab.prediction, template=template)
+            else:
+                out["judge_prompt"] = rgb.build_fact_judge_prompt(lab.prediction, query=query, template=template)
+            out["judge_template"] = rgb.template_id(template)
+    return out
 
 
 # --------------------------------------------------------------------------- score
@@ -358,35 +387,49 @@ def _score_path(
     use_labels: bool,
     judged: Optional[str],
     variants: Sequence[str],
-) -> Tuple[Report, Any, List[Tuple[int, Dict[str, Any]]]]:
+) -> Tuple[Report, Any, Set[str]]:
+    """Score one file in one streaming pass (two when the noise rate comes from the records).
+
+    Returns the report, the family's score object and the records' ``noise_rate`` values
+    (as strings).
+    """
     ns = argparse.Namespace(dataset=dataset, noise_rate=noise_rate)
     variants = rgb.check_variants(variants)
     ds = _dataset(ns, path)
-    rows = _read(path)
-    nr = _noise_rate(ns, rows, path)
-    labelled, notes = _label_rows(rows, path, dataset=ds, variants=variants, use_labels=use_labels)
-    results: List[Dict[str, Any]] = []
-    for line, rec, lab, _ in labelled:
-        if lab is None:
-            continue
-        item: Dict[str, Any] = {"label": lab.label, "factlabel": lab.factlabel}
-        if "id" in rec:
-            item["id"] = rec["id"]
-        if judged:
-            if "evaluation" not in rec:
-                raise ScoringError("record has no 'evaluation' (the stored judge output)", path=path, line=line,
-                                   record=_who(rec), field="evaluation")
-            if not isinstance(rec["evaluation"], str):
-                raise ScoringError("'evaluation' is not a string", path=path, line=line, record=_who(rec), field="evaluation")
-            item["evaluation"] = rec["evaluation"]
-        results.append(item)
+    nr = _noise_rate(ns, path)
+    notes: List[str] = []
+    template_ids: Set[str] = set()
+    record_rates: Set[str] = set()
+
+    def results() -> Iterator[Dict[str, Any]]:
+        for line, rec, lab, _ in _label_rows(_read(path), path, notes, dataset=ds, variants=variants,
+                                             use_labels=use_labels):
+            if "noise_rate" in rec:
+                record_rates.add(str(rec["noise_rate"]))
+            if lab is None:
+                continue
+            item: Dict[str, Any] = {"label": lab.label, "factlabel": lab.factlabel}
+            if "id" in rec:
+                item["id"] = rec["id"]
+            if judged:
+                if "evaluation" not in rec:
+                    raise ScoringError("record has no 'evaluation' (the stored judge output)", path=path, line=line,
+                                       record=_who(rec), field="evaluation")
+                if not isinstance(rec["evaluation"], str):
+                    raise ScoringError("'evaluation' is not a string", path=path, line=line, record=_who(rec),
+                                       field="evaluation")
+                item["evaluation"] = rec["evaluation"]
+                template_ids.add(str(rec.get("judge_template", "unrecorded")))
+            yield item
+
     params: List[Tuple[str, object]] = [("dataset", ds), ("noise_rate", nr), ("use_labels", use_labels)]
     if judged:
-        ids = sorted({str(rec.get("judge_template", "unrecorded")) for _, rec, lab, _ in labelled if lab is not None})
+        scored: Any = (rgb.score_reject_judged(results()) if judged == "reject"
+                       else rgb.score_fact_judged(results(), noise_rate=nr))
+        ids = sorted(template_ids)
         params += [("judged", judged), ("judge_template", "+".join(ids) if ids else "unrecorded")]
-        scored: Any = rgb.score_reject_judged(results) if judged == "reject" else rgb.score_fact_judged(results, noise_rate=nr)
     else:
-        scored = rgb.score(results, dataset=ds, noise_rate=nr, variants=variants)
+        scored = rgb.score(results(), dataset=ds, noise_rate=nr, variants=variants)
     result = scored.to_dict()
     report = Report(
         family="rgb",
@@ -395,7 +438,7 @@ def _score_path(
         metrics=_metrics(result),
         diagnostics=notes + list(scored.diagnostics),
     )
-    return report, scored, rows
+    return report, scored, record_rates
 
 
 def run_score(args: argparse.Namespace, io: CliIO) -> int:
@@ -438,9 +481,8 @@ def compute_report(paths: Sequence[str], *, use_labels: bool = False, variants: 
         if name in seen:
             raise ScoringError(f"the same run as {seen[name]}", path=path)
         seen[name] = path
-        rep, sc, rows = _score_path(path, dataset=name.dataset, noise_rate=name.noise_rate, use_labels=use_labels,
-                                    judged=None, variants=variants)
-        rows_nr = {str(rec["noise_rate"]) for _, rec in rows if "noise_rate" in rec}
+        rep, sc, rows_nr = _score_path(path, dataset=name.dataset, noise_rate=name.noise_rate,
+                                       use_labels=use_labels, judged=None, variants=variants)
         if rows_nr and rows_nr != {str(name.noise_rate)}:
             diagnostics.append(f"{path}: records' noise_rate {', '.join(sorted(rows_nr))} differs from the file name "
                                f"({name.noise_rate}); the file name is used")
