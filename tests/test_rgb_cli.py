@@ -329,3 +329,37 @@ def test_subprocess_exit_codes(tmp_path):
                             "--noise-rate", "0.4", "--passage-num", "3"])
     with open(os.path.join(GOLD, "expected_mix_en.jsonl"), encoding="utf-8") as fh:
         assert mixed.code == 0 and mixed.out == fh.read()
+
+
+@pytest.mark.parametrize(
+    "name,old,new",
+    [("expected_mix_en.jsonl", "Lantern boats", "Lantern ships"),
+     ("prediction_zh_demo_temp0.2_noise0.0_passage5_correct0.0_result.json", '"tt": 1', '"tt": 2'),
+     ("expected_abilities.json", "0.6666666666666666", "0.6666666666666667")],
+)
+def test_demo_detects_a_wrong_expected_output(tmp_path, name, old, new):
+    samples = tmp_path / "gold_samples"
+    shutil.copytree(os.path.join(ROOT, "gold_samples"), samples)
+    exp = samples / "rgb" / name
+    text = exp.read_text(encoding="utf-8")
+    assert old in text
+    exp.write_text(text.replace(old, new), encoding="utf-8")
+    r = run_cli(["demo", "--samples", str(samples)])
+    assert r.code == 1 and "DEMO FAILED" in r.out and name in r.out
+
+
+def test_vendored_core_folder_runs_rgb(tmp_path):
+    import subprocess
+    import sys
+
+    shutil.copytree(os.path.join(ROOT, "rageval_min"), tmp_path / "rageval_min",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(os.path.join(GOLD, "data_en.jsonl"), tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-m", "rageval_min", "rgb", "mix", "--input", "data_en.jsonl", "--dataset", "en",
+         "--noise-rate", "0.4", "--passage-num", "3"],
+        cwd=str(tmp_path), env=env, capture_output=True, text=True,
+    )
+    with open(os.path.join(GOLD, "expected_mix_en.jsonl"), encoding="utf-8") as fh:
+        assert proc.returncode == 0 and proc.stdout == fh.read(), proc.stderr
