@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 from . import rgb
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
 from ._io import Problems, iter_jsonl, open_output
-from ._report import Report, render_text
+from ._report import Report
 from .errors import ScoringError
 
 _FACTCHECKING_MSG = (
@@ -474,10 +474,17 @@ def compute_report(paths: Sequence[str], *, use_labels: bool = False, variants: 
     metrics: Dict[str, Any] = {}
     diagnostics: List[str] = []
     seen: Dict[rgb.RunName, str] = {}
+    names: List[rgb.RunName] = []
     for path in paths:
         if os.path.basename(path).endswith(_RESULT_SUFFIXES):
             raise ScoringError("give prediction files, not score or judge files", path=path)
-        name = rgb.parse_prediction_filename(path)
+        names.append(rgb.parse_prediction_filename(path))
+    temps: Dict[str, Set[float]] = {}
+    for n in names:
+        temps.setdefault(n.model, set()).add(n.temp)
+    for path, name in zip(paths, names):
+        if len(temps[name.model]) > 1:  # keep runs at different temperatures apart
+            name = name._replace(model=f"{name.model}@temp{name.temp}")
         if name in seen:
             raise ScoringError(f"the same run as {seen[name]}", path=path)
         seen[name] = path

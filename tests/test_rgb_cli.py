@@ -296,6 +296,14 @@ def test_report_all_four_abilities_per_model(tmp_path):
     assert md.code == 0 and "| demo | en | negative rejection | noise 1.0 | 0.5000 |" in md.out
 
 
+def test_report_keeps_temperatures_apart(tmp_path):
+    for t in ("0.2", "0.7"):
+        shutil.copy(PRED_EN04, tmp_path / os.path.basename(PRED_EN04).replace("temp0.2", "temp" + t))
+    out = json.loads(run_cli(["rgb", "report", "--format", "json", "--input"] +
+                             sorted(str(p) for p in tmp_path.iterdir())).out)
+    assert sorted(out["result"]["abilities"]) == ["demo@temp0.2", "demo@temp0.7"]
+
+
 def test_report_errors(tmp_path):
     r = run_cli(["rgb", "report", "--input", PRED_EN04, PRED_EN04])
     assert r.code == 2 and "same run" in r.err
