@@ -1019,7 +1019,8 @@ def score(
                          _as_text(rec.get("answer1")), _as_text(rec.get("answer2")),
                          judgment, None))
     if missing_task:
-        diags.append(f"{missing_task} row(s) have no task: they count in Overall-lang/EN only "
+        diags.append(f"{missing_task} row(s) have no task: in the old version they count in "
+                     "Overall-lang/EN only, the new version counts them by index "
                      "(the reference fails on them)")
     if refm is None:
         refm = _guess_refm(rows)
