@@ -83,6 +83,8 @@ __all__ = [
     "spearman",
     "betainc",
     "StudyResult",
+    "study_metrics_human",
+    "study_metrics_safe",
     "correlation_study",
     "select_k",
     "BootstrapCI",
@@ -634,7 +636,7 @@ def factscore(
 
     >>> r = factscore([[True, False], None, [True] * 12], gamma=10)
     >>> round(r.score, 6), r.init_score, round(r.respond_ratio, 6), r.num_facts_per_response
-    (0.509158, 0.75, 0.666667, 7.0)
+    (0.504579, 0.75, 0.666667, 7.0)
     """
     diagnostics: List[str] = []
     scores: List[float] = []
@@ -796,7 +798,7 @@ def veriscore_f1(
     ZeroDivisionError) gives int ``0`` with a diagnostic.
 
     >>> veriscore_f1(12, 14, 20)
-    0.7058823529411765
+    0.7058823529411764
     >>> veriscore_f1(0, 5, 20)
     0
     """
@@ -1005,7 +1007,9 @@ def pearson(
         r = math.fsum((a / nx) * (b / ny) for a, b in zip(xm, ym))
     r = max(min(r, 1.0), -1.0)
     ab = n / 2 - 1
-    p = 2 * betainc(ab, ab, (1.0 - abs(r)) / 2.0)
+    # scipy evaluates beta(a, a, loc=-1, scale=2).sf(|r|): the standardised
+    # point (|r| + 1) / 2 is rounded first (so |r| = 1 - 2**-53 gives p = 0.0)
+    p = 2 * betainc(ab, ab, 1.0 - (abs(r) + 1.0) / 2.0)
     return CorrelationResult(r, p)
 
 
@@ -1071,6 +1075,56 @@ class StudyResult(NamedTuple):
     n: int
     pearson: CorrelationResult
     spearman: CorrelationResult
+
+
+def study_metrics_human(counts: Mapping[str, int]) -> Dict[str, Number]:
+    """FActScore-side metric dict of the study from ``{"S", "IR", "NS"}`` counts:
+    ``supported``, ``irrelevant``, ``not_supported``, ``num_claims`` (= S+IR+NS,
+    IR included) and ``f1_100`` (always the default K).
+
+    >>> study_metrics_human({"S": 7, "IR": 9, "NS": 19})["f1_100"]
+    0.1111111111111111
+    """
+    s, ir, ns = counts["S"], counts["IR"], counts["NS"]
+    return {
+        "supported": s,
+        "irrelevant": ir,
+        "not_supported": ns,
+        "num_claims": s + ir + ns,
+        "f1_100": calculate_metrics(s, ns),
+    }
+
+
+_SAFE_KEYS = (
+    ("supported", ("supported", SUPPORTED_LABEL)),
+    ("irrelevant", ("irrelevant", IRRELEVANT_LABEL)),
+    ("not_supported", ("not_supported", NOT_SUPPORTED_LABEL)),
+    ("num_claims", ("num_claims",)),
+)
+
+
+def study_metrics_safe(record: Mapping[str, Any], *, where: str = "") -> Dict[str, Number]:
+    """SAFE-side metric dict of the study from a SAFE result (``Supported``,
+    ``Not Supported``, ``Irrelevant``, ``num_claims``) or the same names in
+    snake case; absent keys stay absent (``identify_facts`` only gives
+    ``num_claims``).  ``f1_100`` is added when S and NS are both present.
+    """
+    out: Dict[str, Number] = {}
+    for name, keys in _SAFE_KEYS:
+        for key in keys:
+            if key in record and record[key] is not None:
+                value = record[key]
+                if not _is_number(value):
+                    raise ScoringError(f"expected a number, got {value!r}", record=where or None,
+                                       field=key)
+                out[name] = value
+                break
+    if "supported" in out and "not_supported" in out:
+        try:
+            out["f1_100"] = calculate_metrics(out["supported"], out["not_supported"])
+        except ScoringError as exc:
+            raise ScoringError(exc.msg, record=where or None) from None
+    return out
 
 
 def correlation_study(
