@@ -889,8 +889,65 @@ class CorrelationResult(NamedTuple):
 _NAN_RESULT = CorrelationResult(math.nan, math.nan)
 
 
-def _lbeta(a: float, b: float) -> float:
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+_STIRLING = (
+    1.0 / 12.0,
+    -1.0 / 360.0,
+    1.0 / 1260.0,
+    -1.0 / 1680.0,
+    1.0 / 1188.0,
+    -691.0 / 360360.0,
+    1.0 / 156.0,
+    -3617.0 / 122400.0,
+)
+_LARGE = 10.0
+
+
+def _stirling_corr(z: float) -> float:
+    # lgamma(z) - ((z - 0.5) ln z - z + 0.5 ln(2 pi)), for z >= 10
+    inv = 1.0 / z
+    inv2 = inv * inv
+    total = 0.0
+    for coef in reversed(_STIRLING):
+        total = total * inv2 + coef
+    return total * inv
+
+
+def _log_front(a: float, b: float, x: float) -> float:
+    """``log(x**a * (1-x)**b / B(a, b))``.
+
+    With large a and/or b the big ``lgamma`` terms cancel; writing them in
+    Stirling form and combining the logarithms first keeps the absolute error
+    near ``a * 1e-16`` instead of ``lgamma(a + b) * 1e-16``.
+    """
+    c = a + b
+    if a >= _LARGE and b >= _LARGE:
+        return (
+            a * math.log(x * c / a)
+            + b * math.log((1.0 - x) * c / b)
+            + 0.5 * math.log(a * b / c)
+            - 0.5 * math.log(2.0 * math.pi)
+            + _stirling_corr(c)
+            - _stirling_corr(a)
+            - _stirling_corr(b)
+        )
+    if a >= _LARGE or b >= _LARGE:
+        big, small = (a, b) if a >= _LARGE else (b, a)
+        x_big, x_small = (x, 1.0 - x) if a >= _LARGE else (1.0 - x, x)
+        # lgamma(c) - lgamma(big) in Stirling form, then combine with big*ln(x_big)
+        return (
+            big * math.log(x_big * c / big)
+            - 0.5 * math.log1p(small / big)
+            + small * math.log(x_small * c)
+            - small
+            - math.lgamma(small)
+            + _stirling_corr(c)
+            - _stirling_corr(big)
+        )
+    return (
+        a * math.log(x)
+        + b * math.log1p(-x)
+        - (math.lgamma(a) + math.lgamma(b) - math.lgamma(c))
+    )
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -930,8 +987,9 @@ def _betacf(a: float, b: float, x: float) -> float:
 
 
 def betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta ``I_x(a, b)`` (Lentz continued fraction,
-    ``lgamma`` prefactor); about 1e-13 relative in the tails used here.
+    """Regularised incomplete beta ``I_x(a, b)``: modified Lentz continued
+    fraction with a Stirling/``lgamma`` prefactor (see ``_log_front``); a few
+    1e-14 relative in the tails used for the p-values.
 
     >>> round(betainc(2.0, 3.0, 0.4), 12)
     0.5248
@@ -942,7 +1000,7 @@ def betainc(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    log_front = a * math.log(x) + b * math.log1p(-x) - _lbeta(a, b)
+    log_front = _log_front(a, b, x)
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _betacf(a, b, x) / a
     return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
