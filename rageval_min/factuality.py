@@ -795,7 +795,7 @@ def veriscore_f1(
 ) -> Number:
     """VeriScore's per-response F1@K: ``P = S/total``, ``R = min(S/K, 1)``,
     ``2PR/(P+R)`` if ``R > 0`` else int ``0``.  ``total == 0`` (reference:
-    ZeroDivisionError) gives int ``0`` with a diagnostic.
+    ZeroDivisionError) gives int ``0`` with a diagnostic; ``K <= 0`` is an error.
 
     >>> veriscore_f1(12, 14, 20)
     0.7058823529411764
@@ -806,6 +806,8 @@ def veriscore_f1(
         if diagnostics is not None:
             diagnostics.append(f"{where or 'response'}: total_claims is 0; F1 set to 0")
         return 0
+    if k <= 0:
+        raise ScoringError(f"K is {k!r}; it must be positive", record=where or None)
     prec = supported / total_claims
     rec = min(supported / k, 1)
     if rec > 0:
@@ -864,6 +866,12 @@ def veriscore(
     rows = []
     for (model, domain), recs in groups.items():
         k_med, k_max = domains[domain]
+        if k_med <= 0 and any(r["total_claims"] != 0 for r in recs):
+            # the reference divides by K: ZeroDivisionError
+            raise ScoringError(
+                "K_median is 0 (most responses have no claims); F1@K is undefined",
+                record=f"domain {domain!r}",
+            )
         f_med = [
             veriscore_f1(r["supported"], r["total_claims"], k_med, diagnostics=diagnostics,
                          where=str(r.get("id", f"{model}/{domain}")))
