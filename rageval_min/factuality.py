@@ -383,25 +383,34 @@ def _seq_mean(values: Sequence[Number]) -> float:
 
 
 def _py312_sum(values: Sequence[Number]) -> Number:
-    # CPython >= 3.12 ``sum()``: exact int prefix, then Neumaier compensation
+    # CPython >= 3.12 ``sum()`` over ints and floats: exact int prefix; the
+    # first float is added plainly; later floats use Neumaier compensation,
+    # later ints are added plainly; the compensation is added at the end.
     i_total = 0
     k = 0
     n = len(values)
-    while k < n and isinstance(values[k], int):
+    while k < n and type(values[k]) is int:
         i_total += values[k]
         k += 1
     if k == n:
         return i_total
-    f_total = float(i_total)
+    if type(values[k]) is not float:
+        total: Number = i_total
+        for v in values[k:]:
+            total = total + v
+        return total
+    f_total = i_total + values[k]
     comp = 0.0
-    for v in values[k:]:
-        x = float(v)
-        t = f_total + x
-        if abs(f_total) >= abs(x):
-            comp += (f_total - t) + x
+    for v in values[k + 1 :]:
+        if type(v) is float:
+            t = f_total + v
+            if abs(f_total) >= abs(v):
+                comp += (f_total - t) + v
+            else:
+                comp += (v - t) + f_total
+            f_total = t
         else:
-            comp += (x - t) + f_total
-        f_total = t
+            f_total += float(v)
     if comp and math.isfinite(comp):
         f_total += comp
     return f_total

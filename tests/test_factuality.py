@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import sys
 
 import pytest
 
@@ -488,3 +489,22 @@ def test_bootstrap_seeded_and_bounds():
     assert math.isnan(F.bootstrap_mean_ci([]).low)
     with pytest.raises(ScoringError):
         F.bootstrap_mean_ci(values, confidence=1.5)
+
+
+def test_py312_sum_emulation():
+    # values pinned from CPython 3.12.1's sum(); on >= 3.12 also compared live
+    cases = [
+        ([0.587154173805699, 1, -0.06055801956794993], 1.5265961542377493),
+        ([0.1] * 10, 1.0),
+        ([0, 0, 0.30769230769230765, 0, 0.958904109589041, 1.0], 2.266596417281349),
+    ]
+    for values, expected in cases:
+        assert F._py312_sum(values) == expected
+    assert F._py312_sum([]) == 0 and type(F._py312_sum([1, 2])) is int
+    if sys.version_info >= (3, 12):
+        import random
+
+        rng = random.Random(1)
+        for _ in range(500):
+            vals = [rng.choice([0, 1, rng.random(), -rng.random(), 1e-20 * rng.random()]) for _ in range(rng.randint(0, 40))]
+            assert F._py312_sum(vals) == sum(vals)
