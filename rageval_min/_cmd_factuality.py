@@ -271,8 +271,8 @@ def compute_f1k(path: str, args: argparse.Namespace) -> Report:
     result = dict(_clean(summary))
     result["bootstrap"] = _clean(_ci_dict(ci))
     result["lines"] = _clean(lines)
-    metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v)
-               for k, v in summary.items() if k != "k_rule"}
+    metrics: Dict[str, Any] = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                               for k, v in summary.items() if k != "k_rule"}
     sig = F.signature(F.REF_SAFE, (), [("K", flag_k), ("k_rule", _k_rule_param(rule))] + _boot_params(args))
     return Report(_FAMILY, sig, result, metrics, diagnostics)
 
@@ -296,7 +296,8 @@ def _rated_relevant_counts(result: Mapping[str, Any], args: argparse.Namespace) 
             data = prompt.get(f"side{n}_posthoc_eval_data") if isinstance(prompt, dict) else None
             if isinstance(data, dict):
                 s, ns = data.get(F.SUPPORTED_LABEL), data.get(F.NOT_SUPPORTED_LABEL)
-                if F._is_number(s) and F._is_number(ns):
+                if isinstance(s, (int, float)) and isinstance(ns, (int, float)) and F._is_number(s) \
+                        and F._is_number(ns):
                     pool.append(s + ns)
     return pool
 
@@ -454,7 +455,7 @@ def run_veriscore(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _corr_dict(res: F.CorrelationResult) -> Dict[str, Any]:
-    return _clean({"statistic": res.statistic, "pvalue": res.pvalue})
+    return {"statistic": _clean(res.statistic), "pvalue": _clean(res.pvalue)}
 
 
 def _labeled_files(paths: Sequence[str]) -> List[str]:
@@ -489,7 +490,7 @@ def compute_study(labeled: Sequence[str], safe_path: str, variants: Sequence[str
     diagnostics: List[str] = []
     for lineno, rec in iter_records(safe_path):
         where = f"{safe_path}:{lineno}"
-        model = rec.get("model_name")
+        model = str(rec.get("model_name"))
         if "line" in rec:
             idx = by_line.get((model, rec["line"]))
         elif "topic" in rec:
@@ -628,8 +629,9 @@ def demo(io: CliIO) -> str:
     for key in ("score", "init_score", "respond_ratio", "num_facts_per_response"):
         if rep.metrics[key] != float.fromhex(expected[key]):
             raise ScoringError(f"factscore {key} differs from expected_factscore.json", path=base)
-    out.append(f"factscore: score {100 * rep.metrics['score']:.1f}% (init {100 * rep.metrics['init_score']:.1f}%), "
-               f"respond ratio {rep.metrics['respond_ratio']:.3f} (matches expected_factscore.json)")
+    m = rep.metrics
+    out.append(f"factscore: score {100 * float(m['score'] or 0):.1f}% (init {100 * float(m['init_score'] or 0):.1f}%), "
+               f"respond ratio {float(m['respond_ratio'] or 0):.3f} (matches expected_factscore.json)")
 
     rep = compute_veriscore(os.path.join(base, "veriscore.jsonl"), ())
     expected_v = json.loads(_read(os.path.join(base, "expected_veriscore.json")))

@@ -386,7 +386,7 @@ def _py312_sum(values: Sequence[Number]) -> Number:
     # CPython >= 3.12 ``sum()`` over ints and floats: exact int prefix; the
     # first float is added plainly; later floats use Neumaier compensation,
     # later ints are added plainly; the compensation is added at the end.
-    i_total = 0
+    i_total: Number = 0
     k = 0
     n = len(values)
     while k < n and type(values[k]) is int:
