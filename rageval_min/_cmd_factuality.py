@@ -81,12 +81,17 @@ def _boot_params(args: argparse.Namespace) -> List[Tuple[str, object]]:
 def _add_boot_options(p: argparse.ArgumentParser, what: str) -> None:
     g = p.add_argument_group("confidence interval")
     g.add_argument("--bootstrap", type=int, default=1000, metavar="B",
-                   help=f"bootstrap resamples for the CI of {what} (default: 1000)")
+                   help=f"bootstrap resamples for the CI of {what} (default: 1000; 0 disables it; "
+                   "the cost grows with B times the number of responses)")
     g.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
     g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
 
 
 def _ci(values: Sequence[Any], args: argparse.Namespace) -> F.BootstrapCI:
+    if args.bootstrap == 0:  # disabled: no interval
+        return F.BootstrapCI(F.np_mean(values), math.nan, math.nan, args.confidence, 0, args.seed)
+    if args.bootstrap < 0:
+        raise ScoringError("--bootstrap must be >= 0 (0 disables the interval)")
     return F.bootstrap_mean_ci(values, n_resamples=args.bootstrap, confidence=args.confidence, seed=args.seed)
 
 

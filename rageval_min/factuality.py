@@ -1048,8 +1048,9 @@ def pearson(
 ) -> CorrelationResult:
     """scipy 1.12 ``pearsonr(x, y)`` (two-sided), within 1e-12.
 
-    n < 2 gives nan/nan (scipy raises); a constant column or a nan gives
-    nan/nan; n == 2 gives ``±1.0`` with p = 1.0.  Otherwise the numpy-pairwise
+    n < 2 gives nan/nan (scipy raises); a constant column gives nan/nan;
+    n == 2 gives ``±1.0`` (nan with a nan input) with p = 1.0; otherwise a nan
+    input gives nan/nan.  Otherwise the numpy-pairwise
     means are subtracted and ``r = dot(xm/|xm|, ym/|ym|)`` clipped to [-1, 1]
     with correctly-rounded-ish (``fsum``) norm and dot; the BLAS kernels of the
     reference are CPU dependent, hence the tolerance.  ``p = 2 I_{(1-|r|)/2}(a,
@@ -1060,12 +1061,12 @@ def pearson(
     n = len(xf)
     if n < 2:
         return _NAN_RESULT
-    if any(math.isnan(v) for v in xf) or any(math.isnan(v) for v in yf):
-        return _NAN_RESULT
     if all(v == xf[0] for v in xf) or all(v == yf[0] for v in yf):
         return _NAN_RESULT
-    if n == 2:
+    if n == 2:  # scipy returns p = 1.0 here even when r is nan
         return CorrelationResult(_sign(xf[1] - xf[0]) * _sign(yf[1] - yf[0]), 1.0)
+    if any(math.isnan(v) for v in xf) or any(math.isnan(v) for v in yf):
+        return _NAN_RESULT
     if "pearson_fsum" in names:
         xmean, ymean = math.fsum(xf) / n, math.fsum(yf) / n
         xm = [v - xmean for v in xf]
@@ -1292,7 +1293,7 @@ def select_k(relevant_counts: Sequence[Number], rule: str) -> int:
 
 
 class BootstrapCI(NamedTuple):
-    """Percentile bootstrap interval for a mean (numpy-pairwise means)."""
+    """Percentile bootstrap interval for a mean (pairwise-summed resample means)."""
 
     mean: float
     low: float
@@ -1312,7 +1313,7 @@ def bootstrap_mean_ci(
     """Seeded percentile bootstrap CI for the mean.
 
     ``random.Random(seed)`` draws ``n_resamples`` resamples of size n with
-    replacement (``randrange``); the bounds are the nearest-rank quantiles
+    replacement (``Random.choices``); the bounds are the nearest-rank quantiles
     ``floor(alpha/2 * B)`` and ``ceil((1 - alpha/2) * B) - 1`` of the sorted
     resample means.  Deterministic for a given seed on every Python >= 3.2.
     Empty input gives nan bounds.
@@ -1326,10 +1327,10 @@ def bootstrap_mean_ci(
     if n == 0:
         return BootstrapCI(mean, math.nan, math.nan, confidence, n_resamples, seed)
     rng = random.Random(seed)
+    floats = [float(v) for v in values]
     means = []
     for _ in range(n_resamples):
-        sample = [values[rng.randrange(n)] for _ in range(n)]
-        means.append(np_mean(sample))
+        means.append(_pairwise(rng.choices(floats, k=n), 0, n) / n)
     means.sort()
     alpha = 1.0 - confidence
     lo = int(math.floor(alpha / 2.0 * n_resamples))

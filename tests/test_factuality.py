@@ -375,6 +375,10 @@ def test_correlation_edge_cases():
     assert all(math.isnan(v) for v in F.spearman([], []))
     assert all(math.isnan(v) for v in F.spearman([1, float("nan"), 3], [1, 2, 3]))
     assert F.pearson([1, 2], [5, 7]) == (1.0, 1.0)
+    assert F.pearson([2, 1], [5, 7]) == (-1.0, 1.0)
+    nan2 = F.pearson([1, float("nan")], [5, 7])
+    assert math.isnan(nan2.statistic) and nan2.pvalue == 1.0
+    assert all(math.isnan(v) for v in F.pearson([1, 2, float("nan")], [5, 7, 8]))
     s = F.spearman([1, 2], [5, 7])
     assert s.statistic == 0.9999999999999999 and math.isnan(s.pvalue)
     with pytest.raises(ScoringError, match="x has 2 values but y has 3"):

@@ -328,3 +328,15 @@ def test_demo_includes_factuality():
     assert r.code == 0, r.out
     assert "== factuality ==" in r.out and "byte-for-byte" in r.out
     assert not math.isnan(0.0)
+
+
+def test_bootstrap_can_be_disabled(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [{"supported": 5, "not_supported": 1}, {"supported": 9, "not_supported": 0}])
+    r = run_cli(["factuality", "f1k", "--input", path, "--bootstrap", "0", "--format", "json",
+                 "--gate", "f1_mean_ci_low>=0"])
+    out = json.loads(r.out)
+    assert r.code == 1  # an undefined metric fails its gate
+    assert out["result"]["f1_mean_ci_low"] is None and out["result"]["bootstrap"]["n_resamples"] == 0
+    assert "|bootstrap=0|" in out["signature"]
+    r = run_cli(["factuality", "f1k", "--input", path, "--bootstrap", "-1"])
+    assert r.code == 2
