@@ -219,7 +219,9 @@ def compute_f1k(path: str, args: argparse.Namespace) -> Report:
             n = _number(rec.get("not_supported"), "not_supported")
             k_override: Any = "flag"
             if "max_claims" in rec:
-                k_override = None if rec["max_claims"] is None else _number(rec["max_claims"], "max_claims")
+                raw_k = rec["max_claims"]
+                # null (or an empty CSV cell) means SAFE's default K
+                k_override = None if raw_k is None or raw_k == "" else _number(raw_k, "max_claims")
             parsed.append((lineno, rec, (s, n, k_override)))
         except ValueError as exc:
             parsed.append((lineno, rec, str(exc)))
