@@ -263,7 +263,13 @@ def count_labels(
         if not isinstance(item, Mapping):
             continue
         annotation = item.get("annotation")
-        if not annotation or not isinstance(annotation, str):
+        if not annotation:
+            continue
+        if not isinstance(annotation, str):  # the reference would crash on .lower()
+            if diagnostics is not None:
+                diagnostics.append(
+                    f"checked_statements[{index}]: annotation {annotation!r} is not a string; skipped"
+                )
             continue
         for label in (SUPPORTED_LABEL, IRRELEVANT_LABEL, NOT_SUPPORTED_LABEL):
             if annotation.lower() == label.lower():

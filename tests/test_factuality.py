@@ -139,6 +139,9 @@ def test_count_labels_order_and_skips():
     assert list(got.items()) == [("Supported", 0), ("Irrelevant", 1), ("Not Supported", 1), ("weird", 2)]
     assert len(diags) == 2
     assert list(F.count_labels([])) == ["Supported", "Irrelevant", "Not Supported"]
+    diags = []
+    assert F.count_labels([{"annotation": 7}], diagnostics=diags)["Supported"] == 0
+    assert "not a string" in diags[0]
 
 
 # --- D. numpy mean / std ---------------------------------------------------------
