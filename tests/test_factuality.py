@@ -338,6 +338,8 @@ def test_human_per_response_vectors():
         rec = by_model[row["model_name"]][row["line"]]
         counts = F.human_label_counts(rec)
         assert counts == {"S": row["S"], "IR": row["IR"], "NS": row["NS"]}
+        assert rec["topic"] == row["topic"]
+        assert sum(len(s.get("model-atomic-facts") or []) for s in rec["annotations"]) == row["model_atomic_facts"]
         mets = F.study_metrics_human(counts)
         assert mets["num_claims"] == row["num_claims"]
         assert _same(mets["f1_100"], _dec(row["f1_100_default"]))
