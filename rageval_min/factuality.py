@@ -41,6 +41,7 @@ from typing import (
     NamedTuple,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Union,
 )
@@ -1226,12 +1227,10 @@ def correlation_study(
         raise ScoringError(
             f"{len(factscore_side)} human responses but {len(safe_side)} SAFE responses"
         )
-    metric_names = set()
-    for d in factscore_side[:1]:
-        metric_names = set(d)
-    for d in factscore_side[1:]:
+    metric_names: Set[str] = set()
+    for d in factscore_side:
         metric_names |= set(d)
-    safe_names = set()
+    safe_names: Set[str] = set()
     for d in safe_side:
         safe_names |= set(d)
     results = []
