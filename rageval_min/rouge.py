@@ -62,6 +62,7 @@ import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from itertools import compress, count
 from typing import (
     Callable,
     Dict,
@@ -309,51 +310,67 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     return len(a) - _popcount(v & full)
 
 
-def _columns(
-    masks: Dict[Hashable, int], full: int, can: Sequence[Hashable]
-) -> Optional[List[int]]:
-    """Bit-parallel DP columns 0..len(can) over the sequence behind ``masks``.
+def _lcs_walk(masks: Dict[Hashable, int], n_ref: int, can: Sequence[Hashable]) -> List[int]:
+    """Indices into the reference sequence of the LCS the reference's backtrack picks.
 
-    ``None`` when ``can`` shares no symbol with it (the LCS is then empty).
+    ``masks`` are the position masks of the reference sequence (length
+    ``n_ref``).  The reference (``_backtrack_norec``) walks its DP table ``t``
+    from ``(len(ref), len(can))``: on equal tokens it takes the diagonal and
+    records ``i-1``; otherwise it moves left when ``t[i][j-1] > t[i-1][j]`` and
+    up otherwise (ties go up).  Neighbouring cells differ by at most 1 and
+    ``t[i][j]`` is their maximum there, so "left" happens exactly when
+    ``t[i-1][j] < t[i][j]``, i.e. when bit ``i-1`` of the bit-parallel column
+    ``j`` is 0.  Within one column the walk therefore goes up to the first row
+    index ``k`` (from ``i-1`` down) where either the tokens are equal
+    (diagonal: record ``k``) or the column has a 0 bit (move left from row
+    ``k+1``); that ``k`` is the highest set bit of
+    ``(match_mask | ~column) & (2**i - 1)``, the match taking precedence.
+    A column whose token does not occur in the reference equals the previous
+    column and has no match, so a run of them is crossed in one step.  Only
+    the columns of shared tokens are computed and stored.
     """
-    v = full
-    cols = [v]
-    append = cols.append
     get = masks.get
-    shared = False
-    for sym in can:
-        m = get(sym)
-        if m is not None:
-            shared = True
-            u = v & m
-            v = (v + u) | (v - u)
-        append(v)
-    return cols if shared else None
-
-
-def _backtrack(ref: Sequence[Hashable], can: Sequence[Hashable], cols: List[int]) -> List[int]:
-    """Indices into ``ref`` of the LCS that the reference's backtrack picks.
-
-    The reference (``_backtrack_norec``) walks its table ``t`` from
-    ``(len(ref), len(can))``: on equal tokens it takes the diagonal and records
-    ``i-1``; otherwise it moves left when ``t[i][j-1] > t[i-1][j]`` and up
-    otherwise (ties go up).  Because neighbouring cells differ by at most 1
-    and ``t[i][j]`` is their maximum there, "left" happens exactly when
-    ``t[i-1][j] < t[i][j]``, i.e. when bit ``i-1`` of column ``j`` is 0.  The
-    same path is therefore walked from the bit-parallel columns.
-    """
-    i = len(ref)
-    j = len(can)
+    # masks (never 0) of the shared tokens of `can`, and their 1-based columns
+    col_m: List[int] = list(filter(None, map(get, can)))
     out: List[int] = []
+    if not col_m:
+        return out
+    col_j: List[int] = list(compress(count(1), map(get, can)))
+    v = (1 << n_ref) - 1
+    cols: List[int] = []
+    append = cols.append
+    for m in col_m:
+        u = v & m
+        v = (v + u) | (v - u)
+        append(v)
+    i = n_ref
+    j = len(can)
+    idx = len(cols) - 1
     while i > 0 and j > 0:
-        if ref[i - 1] == can[j - 1]:
-            i -= 1
+        below = (1 << i) - 1
+        if idx >= 0 and col_j[idx] == j:
+            hit = col_m[idx] & below
+            zero = ~cols[idx] & below
+            idx -= 1
+            k_hit = hit.bit_length() - 1
+            k_zero = zero.bit_length() - 1
+            if k_hit >= 0 and k_hit >= k_zero:
+                out.append(k_hit)
+                i = k_hit
+            elif k_zero >= 0:
+                i = k_zero + 1
+            else:
+                break
             j -= 1
-            out.append(i)
-        elif (cols[j] >> (i - 1)) & 1:
-            i -= 1
         else:
-            j -= 1
+            # a column without a match: the vector of the last shared column before it
+            if idx < 0:
+                break  # all ones: the walk goes up to row 0
+            k_zero = (~cols[idx] & below).bit_length() - 1
+            if k_zero < 0:
+                break
+            i = k_zero + 1
+            j = col_j[idx]  # the following unmatched columns only move left
     out.reverse()
     return out
 
@@ -362,16 +379,14 @@ def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> List[int]:
     """Sorted indices into ``ref`` of one LCS, chosen as the reference does.
 
     Identical to ``rouge_score.rouge_scorer.lcs_ind(ref, can)`` (see
-    :func:`_backtrack` for why the bit-parallel walk takes the same path).
+    :func:`_lcs_walk` for why the bit-parallel walk takes the same path).
 
     >>> lcs_indices(["a", "b", "c", "b"], ["b", "a", "b"])
     [0, 3]
     """
     if not ref or not can:
         return []
-    masks = _position_masks(ref)
-    cols = _columns(masks, (1 << len(ref)) - 1, can)
-    return [] if cols is None else _backtrack(ref, can, cols)
+    return _lcs_walk(_position_masks(ref), len(ref), can)
 
 
 # ---------------------------------------------------------------- the scores
@@ -436,12 +451,12 @@ def _score_lsum(ref_sents: List[List[str]], can_sents: List[List[str]]) -> Score
         if not ref:
             continue
         masks = _position_masks(ref)
-        full = (1 << len(ref)) - 1
+        keys = masks.keys()
+        n_ref = len(ref)
         union: Set[int] = set()
         for can in can_sents:
-            cols = _columns(masks, full, can)
-            if cols is not None:
-                union.update(_backtrack(ref, can, cols))
+            if not keys.isdisjoint(can):
+                union.update(_lcs_walk(masks, n_ref, can))
         for idx in sorted(union):
             tok = ref[idx]
             if can_count[tok] > 0 and ref_count[tok] > 0:
