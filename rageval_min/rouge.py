@@ -494,6 +494,15 @@ def _parse_types(rouge_types: Tuple[str, ...]) -> Tuple[Tuple[str, int], ...]:
     return tuple(parsed)
 
 
+def _parsed(rouge_types: Iterable[str]) -> Tuple[Tuple[str, int], ...]:
+    names = tuple(rouge_types)
+    try:
+        return _parse_types(names)
+    except TypeError:  # an unhashable item: not a valid name anyway
+        bad = next(n for n in names if not isinstance(n, str))
+        raise ScoringError(f"invalid rouge type: {bad!r}", field="rouge_types") from None
+
+
 def validate_rouge_types(rouge_types: Iterable[str]) -> List[str]:
     """Check rouge type names, raising :class:`ScoringError` on the first bad one.
 
@@ -510,7 +519,7 @@ def validate_rouge_types(rouge_types: Iterable[str]) -> List[str]:
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
     names = tuple(rouge_types)
-    _parse_types(names)
+    _parsed(names)
     return list(names)
 
 
@@ -538,7 +547,7 @@ def score(
     """
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
-    parsed = _parse_types(tuple(rouge_types))
+    parsed = _parsed(rouge_types)
     _check_tokenizer(tokenizer)
     if not isinstance(target, str):
         raise ScoringError(f"expected a string, got {type(target).__name__}", field="target")
@@ -584,7 +593,7 @@ def score_tokens(
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
     result: Dict[str, Score] = {}
-    for name, n in _parse_types(tuple(rouge_types)):
+    for name, n in _parsed(rouge_types):
         if n == -2:
             raise ScoringError("rougeLsum needs the raw text; use score()", field="rouge_types")
         if n == -1:

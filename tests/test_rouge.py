@@ -133,7 +133,11 @@ def test_type_names() -> None:
             score("a", "a", rouge_types=[bad])
     with pytest.raises(ScoringError, match="not a string"):
         score("a", "a", rouge_types="rougeL")
+    for bad_item in (3, ["rougeL"], None):
+        with pytest.raises(ScoringError, match="invalid rouge type"):
+            score("a", "a", rouge_types=["rougeL", bad_item])  # type: ignore[list-item]
     assert score("a", "a", rouge_types=[]) == {}
+    assert list(score("a", "a", rouge_types=("rougeL",))) == ["rougeL"]  # any sequence
     # order of the request is kept; a repeated name keeps its first position
     assert list(score("a", "a", rouge_types=["rougeL", "rouge1", "rougeL"])) == ["rougeL", "rouge1"]
 
