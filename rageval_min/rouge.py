@@ -145,22 +145,33 @@ _CJK = (
 )
 _UNI_TOKEN = re.compile("[" + _CJK + "]|[^\\W_" + _CJK + "]+")
 
-_MISS = object()
-_STEM_CACHE: Dict[str, Optional[str]] = {}
 _STEM_CACHE_MAX = 1 << 17
 
 
-def _stem_token(tok: str) -> Optional[str]:
-    """Memoised ``porter_stem`` for a reference token (``None`` if invalid after)."""
-    hit = _STEM_CACHE.get(tok, _MISS)
-    if hit is not _MISS:
-        return hit  # type: ignore[return-value]
-    out = porter_stem(tok)
-    res = out if _VALID_TOKEN.match(out) else None
-    if len(_STEM_CACHE) >= _STEM_CACHE_MAX:
-        _STEM_CACHE.clear()
-    _STEM_CACHE[tok] = res
-    return res
+class _StemMap(Dict[str, str]):
+    """Memoised reference stemming of one token: ``_STEMS[token]``.
+
+    Tokens of at most 3 characters map to themselves (the reference stems only
+    longer ones); a stem that is not a valid ``[a-z0-9]+`` token maps to ``""``
+    (the reference drops it).  Lookups of known tokens run in C through
+    ``map(_STEMS.__getitem__, tokens)``; the cache is emptied when it holds
+    2**17 tokens, so memory stays bounded.
+    """
+
+    def __missing__(self, tok: str) -> str:
+        if len(tok) > 3:
+            out = porter_stem(tok)
+            if not _VALID_TOKEN.match(out):
+                out = ""
+        else:
+            out = tok
+        if len(self) >= _STEM_CACHE_MAX:
+            self.clear()
+        self[tok] = out
+        return out
+
+
+_STEMS = _StemMap()
 
 
 def _check_tokenizer(tokenizer: str) -> None:
@@ -181,23 +192,14 @@ def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
     if tokenizer == "reference":
         if not stem:
             return _ref_bytes(text).split()  # type: ignore[return-value]
-        toks = _ref_bytes(text).decode("ascii").split()
-        out = []
-        for t in toks:
-            if len(t) > 3:
-                s = _stem_token(t)
-                if s is not None:
-                    out.append(s)
-            else:
-                out.append(t)
+        out = list(map(_STEMS.__getitem__, _ref_bytes(text).decode("ascii").split()))
+        if "" in out:
+            out = [t for t in out if t]
         return out
     toks = _UNI_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
     if not stem:
         return toks
-    return [
-        (_stem_token(t) or t) if len(t) > 3 and t.isascii() and _VALID_TOKEN.match(t) else t
-        for t in toks
-    ]
+    return [(_STEMS[t] or t) if t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
 
 
 def tokenize(
