@@ -298,10 +298,16 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """
     if len(a) < len(b):
         a, b = b, a
-    if not b:
+    n = len(a)
+    if not len(b):
         return 0
-    masks = _position_masks(a)
-    full = (1 << len(a)) - 1
+    masks: Dict[Hashable, int] = {}
+    for sym, bit in zip(a, _POW2 if n <= len(_POW2) else _pow2(n)):  # (inlined _position_masks)
+        if sym in masks:
+            masks[sym] |= bit
+        else:
+            masks[sym] = bit
+    full = (1 << n) - 1
     v = full
     get = masks.get
     for sym in b:
@@ -309,7 +315,7 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
         if m is not None:
             u = v & m
             v = (v + u) | (v - u)
-    return len(a) - _popcount(v & full)
+    return n - _popcount(v & full)
 
 
 def _lcs_walk(masks: Dict[Hashable, int], n_ref: int, can: Sequence[Hashable]) -> List[int]:
@@ -550,7 +556,8 @@ def score(
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
     parsed = _parsed(rouge_types)
-    _check_tokenizer(tokenizer)
+    if tokenizer != "reference":
+        _check_tokenizer(tokenizer)
     if not isinstance(target, str):
         raise ScoringError(f"expected a string, got {type(target).__name__}", field="target")
     if not isinstance(prediction, str):
