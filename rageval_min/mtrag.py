@@ -78,7 +78,9 @@ __all__ = [
     "round_floats",
     "answerability_of",
     "answerability_group",
+    "ExactMean",
     "SummaryAccumulator",
+    "summary_values",
     "signature",
 ]
 
@@ -810,25 +812,65 @@ class GroupMean(NamedTuple):
     skipped: int
 
 
-class _Acc:
-    __slots__ = ("values", "skipped")
+class ExactMean:
+    """Running mean in constant memory with an exactly rounded sum.
+
+    Keeps Shewchuk's non-overlapping partials (the algorithm behind ``math.fsum``; the
+    list stays a few entries long), so :attr:`mean` equals
+    ``math.fsum(values) / n`` whatever the order or number of values.
+    Non-numeric values (None, NaN, strings) are counted in :attr:`skipped`.
+
+    >>> m = ExactMean()
+    >>> for v in [0.1] * 10 + [None]:
+    ...     m.add(v)
+    >>> m.n, m.mean, m.skipped
+    (10, 0.1, 1)
+    """
+
+    __slots__ = ("partials", "n", "skipped")
 
     def __init__(self) -> None:
-        self.values: List[float] = []
+        self.partials: List[float] = []
+        self.n = 0
         self.skipped = 0
+
+    def add(self, value: Any) -> None:
+        if not _is_number(value) or not math.isfinite(value):
+            self.skipped += 1
+            return
+        self.n += 1
+        x = float(value)
+        i = 0
+        partials = self.partials
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                partials[i] = lo
+                i += 1
+            x = hi
+        partials[i:] = [x]
+
+    @property
+    def mean(self) -> Optional[float]:
+        return math.fsum(self.partials) / self.n if self.n else None
+
+    def result(self) -> GroupMean:
+        return GroupMean(self.n, self.mean, self.skipped)
 
 
 class SummaryAccumulator:
-    """Per-(setting, model, group, metric) means in memory proportional to the number of
-    values kept for exact summation (one float per record and metric).
+    """Per-(setting, model, group, metric) means in constant memory per key.
 
-    Means are ``math.fsum(values) / n`` (correctly rounded sum, independent of order).
-    Groups: Answerable, Partial, Unanswerable (+ Underspecified, Conversational, Unknown
-    when present) and ``all``, which excludes Conversational as the paper's tables do.
+    Means are exactly rounded sums divided by n (see :class:`ExactMean`).  Groups:
+    Answerable, Partial, Unanswerable (+ Underspecified, Conversational, Unknown when
+    present) and ``all``, which leaves out Conversational as the paper's tables do.
     """
 
     def __init__(self) -> None:
-        self._data: Dict[Tuple[str, str, str, str], _Acc] = {}
+        self._data: Dict[Tuple[str, str, str, str], ExactMean] = {}
         self._order: Dict[str, Dict[str, None]] = {}
         self._metrics: Dict[str, None] = {}
 
@@ -841,15 +883,13 @@ class SummaryAccumulator:
             for g in groups:
                 acc = self._data.get((setting, model, g, metric))
                 if acc is None:
-                    acc = self._data[(setting, model, g, metric)] = _Acc()
-                if _is_number(value) and math.isfinite(value):
-                    acc.values.append(float(value))
-                else:
-                    acc.skipped += 1
+                    acc = self._data[(setting, model, g, metric)] = ExactMean()
+                acc.add(value)
 
     def result(self) -> Dict[str, Dict[str, Dict[str, Dict[str, GroupMean]]]]:
         """``{setting: {model: {group: {metric: GroupMean}}}}`` with groups in the order
-        of :data:`GROUPS`, then Unknown, then ``all``."""
+        of :data:`GROUPS`, then Unknown, then ``all``; settings and models in order of
+        first appearance, metrics in order of first appearance."""
         group_order = [name for _, name in GROUPS] + ["Unknown", "all"]
         out: Dict[str, Dict[str, Dict[str, Dict[str, GroupMean]]]] = {}
         for setting, models in self._order.items():
@@ -860,11 +900,8 @@ class SummaryAccumulator:
                     per_metric: Dict[str, GroupMean] = {}
                     for metric in self._metrics:
                         acc = self._data.get((setting, model, group, metric))
-                        if acc is None:
-                            continue
-                        n = len(acc.values)
-                        mean = math.fsum(acc.values) / n if n else None
-                        per_metric[metric] = GroupMean(n, mean, acc.skipped)
+                        if acc is not None:
+                            per_metric[metric] = acc.result()
                     if per_metric:
                         per_group[group] = per_metric
                 per_model[model] = per_group
