@@ -527,6 +527,7 @@ def demo(io: CliIO) -> str:
             setting["input"] = os.path.basename(setting["input"])
         if got != expected:
             raise ScoringError("summary differs from expected_summary.json", path=base)
-        out.append(format_summary_text(sreport).rstrip("\n"))
+        text = format_summary_text(sreport).rstrip("\n")
+        out.append(text.replace(os.path.join(base, ""), "gold_samples/mtrag/"))
     out.append("(matches gold_samples/mtrag/expected_*.jsonl and expected_summary.json)")
     return "\n".join(out) + "\n"
