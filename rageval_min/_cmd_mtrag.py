@@ -148,6 +148,36 @@ def _run_help(args: argparse.Namespace, io: CliIO) -> int:
 # ---------------------------------------------------------------------------
 
 
+def _raise_combined(first: List[str], second: List[str], count: int) -> None:
+    messages = (first + second)[:MAX_DIAGNOSTICS]
+    more = count - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
+    raise ScoringError(messages[0] + suffix, problems=messages)
+
+
+def _one(
+    path: str, line_no: int, record: Any, step: Any, writer: Any, fh: Any, problems: Problems, diagnostics: _Diagnostics
+) -> int:
+    if not isinstance(record, dict):
+        problems.add("expected a JSON object", path=path, line=line_no)
+        return 0
+    rid = f"{path}:{line_no}"
+    task_id = record.get("task_id")
+    if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
+        rid = f"task_id={task_id}"
+    try:
+        result = step(record, rid)
+    except ScoringError as exc:
+        problems.add(exc.msg, path=path, line=line_no, field=exc.field,
+                     record=rid if rid.startswith("task_id=") else None)
+        return 0
+    if not problems:
+        fh.write(writer(result.record))
+        fh.write("\n")
+    diagnostics.extend(result.diagnostics)
+    return 1
+
+
 def _stream(
     path: str, output: str, step: Any, writer: Any
 ) -> Tuple[int, _Diagnostics]:
@@ -160,27 +190,13 @@ def _stream(
     if os.path.abspath(path) == os.path.abspath(output):
         raise ScoringError("--output must differ from --input", path=output)
     with atomic_writer(output) as fh:
-        for line_no, record in iter_jsonl(path):
-            rid = f"{path}:{line_no}"
-            if not isinstance(record, dict):
-                problems.add("expected a JSON object", path=path, line=line_no)
-            else:
-                task_id = record.get("task_id")
-                if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
-                    rid = f"task_id={task_id}"
-                try:
-                    result = step(record, rid)
-                except ScoringError as exc:
-                    problems.add(exc.msg, path=path, line=line_no, field=exc.field,
-                                 record=rid if rid.startswith("task_id=") else None)
-                else:
-                    n += 1
-                    if not problems:
-                        fh.write(writer(result.record))
-                        fh.write("\n")
-                    diagnostics.extend(result.diagnostics)
-            if problems.full:
-                break
+        try:
+            for line_no, record in iter_jsonl(path):
+                n += _one(path, line_no, record, step, writer, fh, problems, diagnostics)
+                if problems.full:
+                    break
+        except ScoringError as exc:  # the reader's problems (bad JSON, encoding, ...)
+            _raise_combined(problems.messages, exc.problems, problems.count + len(exc.problems))
         problems.raise_if_any()
     return n, diagnostics
 
