@@ -109,7 +109,7 @@ ALGORITHMIC_METRICS = (
 #: Metrics that IDK conditioning applies to, in the reference's order.
 CONDITIONED_METRICS = ("RL_F", "RB_llm", "RB_agg")
 
-_PUNCT = frozenset(string.punctuation)
+_PUNCT_TABLE = {ord(ch): None for ch in string.punctuation}
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _NON_WORD = re.compile(r"[^\w\s]")
 
@@ -146,7 +146,7 @@ def normalize_answer(text: str) -> str:
     'don\\u2019t'
     """
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = text.translate(_PUNCT_TABLE)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
