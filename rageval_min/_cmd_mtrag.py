@@ -273,7 +273,7 @@ def condition_file(
     def writer(record: Dict[str, Any]) -> str:
         if digits is None:
             return json.dumps(record)
-        return _json_pandas(mtrag.round_floats(record, digits))
+        return _json_pandas(record)  # already rounded in step()
 
     n, diagnostics = _stream(path, output, step, writer)
     present = {k: v for k, v in means.items() if v.n or v.skipped}

@@ -333,13 +333,22 @@ def rb_agg_from_metrics(metrics: Dict[str, Any], *, unguarded: bool = False) -> 
     (absent key = no passages).  The caller guarantees ``RougeL_stemFalse`` is non-empty.
     """
     rouge_l = metrics["RougeL_stemFalse"][0]
+    if not _is_number(rouge_l):
+        raise ScoringError("must be a number", field="metrics.RougeL_stemFalse[0]")
     kprec = metrics.get("BertKPrec")
+    if kprec is not None and (
+        not isinstance(kprec, list) or not all(v is None or _is_number(v) for v in kprec)
+    ):
+        raise ScoringError("must be a list of numbers or null", field="metrics.BertKPrec")
     r_list = metrics.get("BertscoreR")
     r_raw = r_list[0] if isinstance(r_list, list) and r_list else None
-    if _is_number(r_raw):
+    if isinstance(r_raw, (int, float)) and not isinstance(r_raw, bool):
         return _rb_agg_core((r_raw + 1) / 2, rouge_l, kprec, unguarded=unguarded, note=None)
     note = "BertscoreR[0] unusable; R = Recall[0] (the reference's bare except)"
-    return _rb_agg_core(metrics["Recall"][0], rouge_l, kprec, unguarded=unguarded, note=note)
+    recall0 = metrics["Recall"][0]
+    if not _is_number(recall0):
+        raise ScoringError("must be a number", field="metrics.Recall[0]")
+    return _rb_agg_core(recall0, rouge_l, kprec, unguarded=unguarded, note=note)
 
 
 # ---------------------------------------------------------------------------
@@ -693,7 +702,10 @@ def score_record(
         )
     put("Length", [length(pred) for _ in targets])
     if targets and "BertscoreR" in metrics:
-        result = rb_agg_from_metrics(metrics, unguarded="rb_agg_unguarded" in variants)
+        try:
+            result = rb_agg_from_metrics(metrics, unguarded="rb_agg_unguarded" in variants)
+        except ScoringError as exc:
+            raise ScoringError(exc.msg, record=rid, field=exc.field) from None
         if result.note:
             diagnostics.append(f"{rid}: RB_agg: {result.note}")
         put("RB_agg", [result.value])

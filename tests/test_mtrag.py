@@ -466,3 +466,18 @@ def test_nan_free_means():
     g = acc.result()["s"]["m"]["Answerable"]["RL_F"]
     assert g == mtrag.GroupMean(1, 0.5, 2)
     assert not math.isnan(g.mean)
+
+
+@pytest.mark.parametrize(
+    "metrics,field",
+    [
+        ({"BertscoreR": [0.5], "BertKPrec": "x"}, "metrics.BertKPrec"),
+        ({"BertscoreR": [0.5], "BertKPrec": [0.1, "x"]}, "metrics.BertKPrec"),
+        ({"BertscoreR": [0.5], "RougeL_stemFalse": ["x"]}, "metrics.RougeL_stemFalse[0]"),
+        ({"BertscoreR": ["x"], "Recall": [None]}, "metrics.Recall[0]"),
+    ],
+)
+def test_score_record_bad_stale_metrics(metrics, field):
+    with pytest.raises(ScoringError) as err:
+        mtrag.score_record(_task(metrics=metrics))
+    assert "c1::1" in str(err.value) and field in str(err.value)
