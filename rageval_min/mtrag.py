@@ -396,11 +396,14 @@ def parse_underspecified(text: Any) -> Number:
     failure (no object, bad JSON, not a string) -> ``0.5``.
 
     The fenced block's content is stripped of surrounding braces before re-wrapping, so
-    ``{...}`` inside the fence and the bare first object parse alike.
+    ``{...}`` inside the fence and the bare first object parse alike.  The decision is
+    compared exactly (``"Yes"`` gives 0.5): the spec names no case folding here, unlike
+    :func:`first_token_idk`.  Both points follow the spec's description; the upstream
+    source was not available to confirm them.
 
     >>> parse_underspecified('{"decision": "yes", "explanation": "x"}')
     1
-    >>> parse_underspecified('```json\\n{"decision": "No"}\\n```')
+    >>> parse_underspecified('```json\\n{"decision": "no"}\\n```')
     0
     >>> parse_underspecified("no json here")
     0.5
@@ -418,7 +421,7 @@ def parse_underspecified(text: Any) -> Number:
             body = obj.group(1)
         body = _BAD_ESCAPE.sub("", body)
         data = json.loads("{" + body + "}")
-        decision = str(data["decision"]).strip().lower()
+        decision = data["decision"]
     except Exception:  # the reference maps every failure to 0.5
         return 0.5
     if decision == "yes":

@@ -351,7 +351,8 @@ def test_median_rating():
     [
         ('{"decision": "yes", "explanation": "..."}', 1),
         ('Sure: {"decision": "no"} trailing', 0),
-        ('```json\n{"decision": "Yes", "explanation": "a \\q b"}\n```', 1),
+        ('```json\n{"decision": "yes", "explanation": "a \\q b"}\n```', 1),
+        ('{"decision": "Yes"}', 0.5),
         ('{"decision": "maybe"}', 0.5),
         ('{"decision": "yes", "explanation": {"nested": 1}}', 0.5),  # first } ends the object
         ("no braces", 0.5),
