@@ -49,9 +49,17 @@ class _Diagnostics:
         return list(self.items)
 
 
-def _records_options(p: argparse.ArgumentParser, *, what: str) -> None:
+#: The variants that apply to each step.
+STEP_VARIANTS = {
+    "algorithmic": ("rb_agg_unguarded", "unicode_tokens"),
+    "condition": ("paper_idk", "answerability_alias"),
+    "summarize": ("answerability_alias",),
+}
+
+
+def _records_options(p: argparse.ArgumentParser, *, what: str, step: str) -> None:
     p.add_argument("--input", required=True, metavar="IN.jsonl", help=f"{what} (JSON Lines)")
-    add_report_options(p, variants=mtrag.VARIANTS)
+    add_report_options(p, variants=STEP_VARIANTS[step])
     # --output is the records file here; the report goes to stdout or --report.
     p.add_argument(
         "--output",
@@ -79,7 +87,7 @@ def register(sub: Any) -> None:
         "RB_agg is computed when the record already carries BertscoreR/BertKPrec in 'metrics'. "
         "The report holds the mean of each metric over the records (gate on them by name).",
     )
-    _records_options(a, what="task records with predictions, targets, contexts")
+    _records_options(a, what="task records with predictions, targets, contexts", step="algorithmic")
     a.set_defaults(func=run_algorithmic)
 
     c = msub.add_parser(
@@ -90,7 +98,7 @@ def register(sub: Any) -> None:
         "metric. Floats in the written records are rounded to 10 decimals like the reference's pandas "
         "writer unless --full-precision is given.",
     )
-    _records_options(c, what="evaluated records with metrics.idk_eval")
+    _records_options(c, what="evaluated records with metrics.idk_eval", step="condition")
     c.add_argument(
         "--metric",
         action="append",
@@ -134,7 +142,7 @@ def register(sub: Any) -> None:
         metavar="NAME",
         help="model name for JSONL records without a model_id field (default: the setting label)",
     )
-    add_report_options(s, variants=mtrag.VARIANTS)
+    add_report_options(s, variants=STEP_VARIANTS["summarize"])
     s.set_defaults(func=run_summarize)
 
 
