@@ -26,6 +26,7 @@ from typing import IO, Any, Dict, Iterator, List, Optional, TextIO, Tuple
 from .errors import ScoringError
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "MAX_PROBLEMS",
     "Problems",
     "atomic_writer",
@@ -37,6 +38,9 @@ __all__ = [
 
 #: How many problems a reader collects before it stops reading the file.
 MAX_PROBLEMS = 50
+
+#: The longest JSONL line a reader accepts; a longer one is reported, not loaded.
+MAX_LINE_BYTES = 256 * 1024 * 1024
 
 _BOM = "\ufeff"
 
@@ -121,7 +125,25 @@ def _decode(raw: bytes, path: str, lineno: int) -> str:
         ) from None
 
 
-def iter_jsonl(path: str, *, bom_tolerant: bool = False) -> Iterator[Tuple[int, Any]]:
+def _raw_lines(fh: IO[bytes], limit: int) -> Iterator[Tuple[int, Optional[bytes]]]:
+    """Yield ``(line_number, bytes)``; ``None`` for a line longer than ``limit``."""
+    lineno = 0
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
+                raw = fh.readline(1 << 20)
+            yield lineno, None
+            continue
+        yield lineno, raw
+
+
+def iter_jsonl(
+    path: str, *, bom_tolerant: bool = False, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[Tuple[int, Any]]:
     """Yield ``(line_number, value)`` for every non-blank line of a JSON Lines file.
 
     Line numbers are 1-based and count ``\\n``-terminated lines of the file.
@@ -132,7 +154,12 @@ def iter_jsonl(path: str, *, bom_tolerant: bool = False) -> Iterator[Tuple[int, 
     problems = Problems()
     seen = 0
     with _open_binary(path) as fh:
-        for lineno, raw in enumerate(fh, 1):
+        for lineno, raw in _raw_lines(fh, max_line_bytes):
+            if raw is None:
+                problems.add(f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno)
+                if problems.full:
+                    break
+                continue
             try:
                 text = _decode(raw, path, lineno)
             except ScoringError as exc:

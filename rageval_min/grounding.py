@@ -137,7 +137,7 @@ def contains_substr(claim: str, subs: Any) -> bool:
         s = s.lower()
         if len(s) >= 5 and s in c:
             return True
-    return subs == []
+    return bool(subs == [])
 
 
 def citation_hit(citations: Any, gold_cites: Any, retrieved: Any) -> bool:
@@ -185,10 +185,6 @@ def is_refusal(claim: str, *, relaxed: bool = False) -> bool:
     return s == REFUSAL
 
 
-def _where(path: str, line: int) -> Dict[str, Any]:
-    return {"path": path, "line": line}
-
-
 def _check_hashable_elements(value: Any, field: str, **where: Any) -> None:
     if isinstance(value, (list, tuple, dict, str)):
         for i, item in enumerate(value):
@@ -204,39 +200,56 @@ def _index_gold(
     gold: Iterable[Tuple[int, Any]], label: str, problems: Problems
 ) -> Dict[Any, Tuple[int, Dict[str, Any]]]:
     index: Dict[Any, Tuple[int, Dict[str, Any]]] = {}
-    for line, g in gold:
-        if not isinstance(g, dict):
-            problems.add(f"expected a JSON object, got {type(g).__name__}", path=label, line=line)
-            continue
-        if "qid" not in g:
-            problems.add("missing (every gold record needs a qid)", path=label, line=line, field="qid")
-            continue
-        qid = g["qid"]
-        if isinstance(qid, (list, dict)):
-            problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
-            continue
-        index[qid] = (line, g)
+    try:
+        for line, g in gold:
+            if not isinstance(g, dict):
+                problems.add(f"expected a JSON object, got {type(g).__name__}", path=label, line=line)
+                continue
+            if "qid" not in g:
+                problems.add("missing (every gold record needs a qid)", path=label, line=line, field="qid")
+                continue
+            qid = g["qid"]
+            if isinstance(qid, (list, dict)):
+                problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
+                continue
+            index[qid] = (line, g)
+    except ScoringError as exc:  # the reader's own problems, raised when the file ends
+        problems.add_error(exc)
     return index
 
 
+class _TraceIndex(NamedTuple):
+    by_qid: Dict[Any, Tuple[int, Dict[str, Any]]]
+    unused: int
+    dropped: int
+
+
 def _index_traces(
-    traces: Iterable[Tuple[int, Any]], label: str, problems: Problems
-) -> Tuple[Dict[Any, Tuple[int, Dict[str, Any]]], int]:
+    traces: Iterable[Tuple[int, Any]], label: str, problems: Problems, gold: Dict[Any, Any]
+) -> _TraceIndex:
+    # Only traces whose qid is in gold are kept (the last one wins), so a huge
+    # trace file is scored in memory proportional to the gold set.
     index: Dict[Any, Tuple[int, Dict[str, Any]]] = {}
-    dropped = 0
-    for line, t in traces:
-        if not isinstance(t, dict):
-            problems.add(f"expected a JSON object, got {type(t).__name__}", path=label, line=line)
-            continue
-        qid = t.get("qid") or t.get("q_id")
-        if not qid:
-            dropped += 1
-            continue
-        if isinstance(qid, (list, dict)):
-            problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
-            continue
-        index[qid] = (line, t)
-    return index, dropped
+    dropped = unused = 0
+    try:
+        for line, t in traces:
+            if not isinstance(t, dict):
+                problems.add(f"expected a JSON object, got {type(t).__name__}", path=label, line=line)
+                continue
+            qid = t.get("qid") or t.get("q_id")
+            if not qid:
+                dropped += 1
+                continue
+            if isinstance(qid, (list, dict)):
+                problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
+                continue
+            if qid in gold:
+                index[qid] = (line, t)
+            else:
+                unused += 1
+    except ScoringError as exc:
+        problems.add_error(exc)
+    return _TraceIndex(index, unused, dropped)
 
 
 def _score(
@@ -257,7 +270,7 @@ def _score(
 
     problems = Problems()
     gold = _index_gold(gold_items, gold_label, problems)
-    traces, dropped = _index_traces(trace_items, trace_label, problems)
+    traces, unused, dropped = _index_traces(trace_items, trace_label, problems, gold)
     problems.raise_if_any()
     if not gold:
         raise ScoringError("holds no gold records", path=gold_label)
@@ -265,7 +278,7 @@ def _score(
     S = R = A = U = TP = CHR_hit = UNDER = OVER = RECALL = REC_DEN = 0
     missing: List[str] = []
     for qid, (gline, g) in gold.items():
-        gwhere = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
+        gwhere: Dict[str, Any] = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
         answerable = g.get("answerable")
         if strict and not isinstance(answerable, bool):
             raise ScoringError(
@@ -276,7 +289,7 @@ def _score(
         tline, ans = traces.get(qid, (None, {}))
         if tline is None:
             missing.append(repr(qid))
-        twhere = {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
+        twhere: Dict[str, Any] = {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
         aj = ans.get("answer_json") or {}
         if not isinstance(aj, dict):
             raise ScoringError(f"must be an object, got {type(aj).__name__}", field="answer_json", **twhere)
@@ -348,9 +361,8 @@ def _score(
             f"{len(missing)} gold qid(s) have no trace and count as shipped empty answers "
             f"(reference behaviour): {shown}"
         )
-    unused = sum(1 for q in traces if q not in gold)
     if unused:
-        diagnostics.append(f"{unused} trace qid(s) are not in the gold file and are ignored")
+        diagnostics.append(f"{unused} trace line(s) have a qid that is not in the gold file and are ignored")
     if dropped:
         diagnostics.append(f"{dropped} trace line(s) have no qid/q_id and are ignored")
 
@@ -401,18 +413,19 @@ def score(
 
 
 def score_files(gold_path: str, trace_path: str, *, k: int = 5, variants: Sequence[str] = ()) -> GroundingScores:
-    """Score two JSON Lines files; errors name the file and line."""
+    """Score two JSON Lines files; errors name the file and line.
+
+    Both files are streamed; problems in either file are reported together.
+    """
     tolerant = "bom_tolerant" in variants
-    problems = Problems()
-    gold_items: List[Tuple[int, Any]] = []
-    trace_items: List[Tuple[int, Any]] = []
-    for path, sink in ((gold_path, gold_items), (trace_path, trace_items)):
-        try:
-            sink.extend(iter_jsonl(path, bom_tolerant=tolerant))
-        except ScoringError as exc:
-            problems.add_error(exc)
-    problems.raise_if_any()
-    return _score(gold_items, trace_items, k=k, variants=variants, gold_label=gold_path, trace_label=trace_path)
+    return _score(
+        iter_jsonl(gold_path, bom_tolerant=tolerant),
+        iter_jsonl(trace_path, bom_tolerant=tolerant),
+        k=k,
+        variants=variants,
+        gold_label=gold_path,
+        trace_label=trace_path,
+    )
 
 
 def parse_reference_gates(text: str) -> Dict[str, str]:

@@ -119,6 +119,11 @@ class Score(NamedTuple):
 # ----------------------------------------------------------------- tokenizing
 
 _REF_TOKEN = re.compile(r"[a-z0-9]+")
+# Byte table mapping everything but [a-z0-9] to a space: with non-ASCII code
+# points first encoded as "?", ``split()`` then yields exactly the maximal
+# [a-z0-9] runs, i.e. ``_REF_TOKEN.findall`` -- about 3x faster.
+_KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
+_TO_SPACE = bytes(c if c in _KEEP else 0x20 for c in range(256))
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")  # `$` also matches before a final "\n"
 
 # CJK Unified Ideographs (+ Extension A, B..G, compatibility), Hiragana, Katakana.
@@ -155,11 +160,16 @@ def _check_tokenizer(tokenizer: str) -> None:
 
 
 def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
-    """Fast path used by :func:`score` (built-in stemmer only)."""
+    """Tokens for :func:`score` (built-in stemmer only).
+
+    Without a stemmer the reference tokens are returned as ASCII ``bytes``
+    (equal exactly when the ``str`` tokens are equal, and a little cheaper to
+    make); :func:`tokenize` decodes them.
+    """
     if tokenizer == "reference":
-        toks = _REF_TOKEN.findall(text.lower())
         if not stem:
-            return toks
+            return text.lower().encode("ascii", "replace").translate(_TO_SPACE).split()  # type: ignore[return-value]
+        toks = text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
         out = []
         for t in toks:
             if len(t) > 3:
@@ -205,6 +215,8 @@ def tokenize(
         raise ScoringError(f"expected a string, got {type(text).__name__}")
     _check_tokenizer(tokenizer)
     if stemmer is None:
+        if tokenizer == "reference":
+            return text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
         return _tokens(text, False, tokenizer)
     if stemmer is porter_stem:
         return _tokens(text, True, tokenizer)
@@ -220,22 +232,36 @@ def tokenize(
 
 # ------------------------------------------------------------------------ LCS
 
-try:  # Python >= 3.10
-    _popcount: Callable[[int], int] = int.bit_count  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - Python 3.9
+def _popcount_py39(x: int) -> int:
+    return bin(x).count("1")
 
-    def _popcount(x: int) -> int:
-        return bin(x).count("1")
+
+# int.bit_count exists from Python 3.10 on; looked up by name so the core stays 3.9-clean.
+_popcount: Callable[[int], int] = getattr(int, "bit_count", _popcount_py39)
+
+
+_POW2: List[int] = [1]  # _POW2[i] == 1 << i, grown on demand (see _pow2)
+_POW2_MAX = 4096
+
+
+def _pow2(n: int) -> List[int]:
+    """A list whose first ``n`` items are ``1 << i`` (cached up to 4096)."""
+    if n <= len(_POW2):
+        return _POW2
+    if n > _POW2_MAX:
+        return [1 << i for i in range(n)]
+    _POW2.extend(1 << i for i in range(len(_POW2), n))
+    return _POW2
 
 
 def _position_masks(seq: Sequence[Hashable]) -> Dict[Hashable, int]:
     """``{symbol: bitmask of its positions in seq}`` (bit i = position i)."""
     masks: Dict[Hashable, int] = {}
-    get = masks.get
-    bit = 1
-    for sym in seq:
-        masks[sym] = get(sym, 0) | bit
-        bit <<= 1
+    for sym, bit in zip(seq, _pow2(len(seq))):
+        if sym in masks:
+            masks[sym] |= bit
+        else:
+            masks[sym] = bit
     return masks
 
 
@@ -366,13 +392,19 @@ def _score_ngrams(target: Sequence[str], prediction: Sequence[str], n: int) -> S
     return Score(precision, recall, _fmeasure(precision, recall))
 
 
-def _score_lcs(target: Sequence[str], prediction: Sequence[str]) -> Score:
+_ZERO = Score(0, 0, 0)
+_new_score = tuple.__new__  # Score(p, r, f) without the Python-level __new__
+
+
+def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable]) -> Score:
     if not target or not prediction:
-        return Score(0, 0, 0)
+        return _ZERO
     lcs = lcs_length(target, prediction)
     precision = lcs / len(prediction)
     recall = lcs / len(target)
-    return Score(precision, recall, _fmeasure(precision, recall))
+    if precision + recall > 0:
+        return _new_score(Score, (precision, recall, 2 * precision * recall / (precision + recall)))
+    return _new_score(Score, (precision, recall, 0.0))
 
 
 def _score_lsum(ref_sents: List[List[str]], can_sents: List[List[str]]) -> Score:

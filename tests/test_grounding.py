@@ -225,3 +225,23 @@ def test_api_score_matches_reference_rounding():
     assert out["precision"] == 0.6667 and list(out)[-3:] == ["k", "gates", "pass"]
     with pytest.raises(ScoringError):
         grounding.score(gold, trace, k="5")
+
+
+def test_unrelated_and_id_less_traces_are_ignored_with_diagnostics(tmp_path):
+    traces = [TRACE1, dict(TRACE1, qid="other"), dict(TRACE1, qid="other2"), dict(TRACE1, qid=""), {"q": "no id"}]
+    g, t = _w(tmp_path, "g.jsonl", [GOLD1]), _w(tmp_path, "t.jsonl", traces)
+    r = run_cli(["grounding", "--gold", g, "--trace", t])
+    out = json.loads(r.out)
+    assert out["result"]["answered"] == 1 and out["result"]["precision"] == 1.0
+    assert "2 trace line(s) have a qid that is not in the gold file" in " ".join(out["diagnostics"])
+    assert "2 trace line(s) have no qid/q_id" in " ".join(out["diagnostics"])
+
+
+def test_problems_in_both_files_are_reported_together(tmp_path):
+    g = tmp_path / "g.jsonl"
+    g.write_text('{"qid": "q1"}\n{"answerable": true}\n', encoding="utf-8")
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"qid": "q1"}\nnot json\n', encoding="utf-8")
+    r = run_cli(["grounding", "--gold", str(g), "--trace", str(t)])
+    assert r.code == 2
+    assert "g.jsonl:2: qid: missing" in r.err and "and 1 more problem" in r.err

@@ -102,3 +102,12 @@ def test_large_jsonl_is_streamed(tmp_path):
     with pytest.raises(ScoringError, match="big.jsonl:20001: invalid JSON"):
         for _ in it:
             pass
+
+
+def test_overlong_line_is_reported_not_loaded(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(b'{"a": 1}\n' + b"x" * 5000 + b"\n" + b"y" * 3000 + b'\n{"a": 2}\n')
+    with pytest.raises(ScoringError) as exc:
+        list(iter_jsonl(str(p), max_line_bytes=1000))
+    assert [m.split(": ", 1)[0] for m in exc.value.problems] == [f"{p}:2", f"{p}:3"]
+    assert "line longer than 1000 bytes" in exc.value.problems[0]
