@@ -124,6 +124,17 @@ _REF_TOKEN = re.compile(r"[a-z0-9]+")
 # [a-z0-9] runs, i.e. ``_REF_TOKEN.findall`` -- about 3x faster.
 _KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _TO_SPACE = bytes(c if c in _KEEP else 0x20 for c in range(256))
+# The same for ASCII text that was not lower-cased yet (A-Z -> a-z, as str.lower() does).
+_LOWER_TO_SPACE = bytes(
+    c + 32 if 65 <= c <= 90 else (c if c in _KEEP else 0x20) for c in range(256)
+)
+
+
+def _ref_bytes(text: str) -> bytes:
+    """``text`` lower-cased, with every character outside [a-z0-9] as one space."""
+    if text.isascii():
+        return text.encode("ascii").translate(_LOWER_TO_SPACE)
+    return text.lower().encode("ascii", "replace").translate(_TO_SPACE)
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")  # `$` also matches before a final "\n"
 
 # CJK Unified Ideographs (+ Extension A, B..G, compatibility), Hiragana, Katakana.
@@ -168,8 +179,8 @@ def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
     """
     if tokenizer == "reference":
         if not stem:
-            return text.lower().encode("ascii", "replace").translate(_TO_SPACE).split()  # type: ignore[return-value]
-        toks = text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
+            return _ref_bytes(text).split()  # type: ignore[return-value]
+        toks = _ref_bytes(text).decode("ascii").split()
         out = []
         for t in toks:
             if len(t) > 3:
@@ -216,7 +227,7 @@ def tokenize(
     _check_tokenizer(tokenizer)
     if stemmer is None:
         if tokenizer == "reference":
-            return text.lower().encode("ascii", "replace").translate(_TO_SPACE).decode("ascii").split()
+            return _ref_bytes(text).decode("ascii").split()
         return _tokens(text, False, tokenizer)
     if stemmer is porter_stem:
         return _tokens(text, True, tokenizer)
