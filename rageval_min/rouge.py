@@ -258,12 +258,13 @@ _POW2: List[int] = [1]  # _POW2[i] == 1 << i, grown on demand (see _pow2)
 _POW2_MAX = 4096
 
 
-def _pow2(n: int) -> List[int]:
-    """A list whose first ``n`` items are ``1 << i`` (cached up to 4096)."""
+def _pow2(n: int) -> Iterable[int]:
+    """``1 << i`` for ``i`` in ``range(n)``: the cached list (grown up to 4096 items),
+    or, beyond that, a generator (a list of n powers would take O(n**2) bits)."""
     if n <= len(_POW2):
         return _POW2
     if n > _POW2_MAX:
-        return [1 << i for i in range(n)]
+        return (1 << i for i in range(n))
     _POW2.extend(1 << i for i in range(len(_POW2), n))
     return _POW2
 
