@@ -32,7 +32,7 @@ from typing import Any, List, Optional, Sequence
 from rageval_min.errors import ScoringError
 from rageval_min.judges import PRF
 
-from . import missing_extra
+from ._common import missing_extra
 
 __all__ = ["BertScorer", "DEFAULT_MODEL", "DEFAULT_LAYERS", "PIP_COMMAND"]
 

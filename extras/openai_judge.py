@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional
 from rageval_min.errors import ScoringError
 from rageval_min.judges import DEFAULT_TIMEOUT, JudgeError, _messages
 
-from . import missing_extra
+from ._common import missing_extra
 
 __all__ = ["OpenAIJudge", "PIP_COMMAND"]
 

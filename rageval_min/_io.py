@@ -1,0 +1,347 @@
+"""Reading inputs and writing outputs, shared by every family.
+
+Readers stream: a JSONL file is read one line at a time, so memory does not grow
+with the file.  A bad line does not stop the reading at once: every problem is
+collected (up to :data:`MAX_PROBLEMS`) and raised together as one
+:class:`~rageval_min.errors.ScoringError` when the file ends, each problem named
+``file:line: what is wrong``.  Callers that write output while they read should
+write through :func:`atomic_writer`, so that a file that turns out to be bad
+leaves no partial output behind.
+
+JSONL lines follow the convention of the reference scorers: each line is
+``str.strip()``-ed and blank lines are skipped.  A UTF-8 byte order mark is an
+error unless ``bom_tolerant=True`` (the references open files as plain
+``utf-8``, where ``json.loads`` rejects a BOM).
+"""
+
+import csv
+import io
+import json
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import IO, Any, Dict, Iterator, List, Optional, TextIO, Tuple
+
+from .errors import ScoringError
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "MAX_PROBLEMS",
+    "Problems",
+    "atomic_writer",
+    "iter_jsonl",
+    "iter_records",
+    "open_output",
+    "write_text_atomic",
+]
+
+#: How many problems a reader collects before it stops reading the file.
+MAX_PROBLEMS = 50
+
+#: The longest JSONL line a reader accepts; a longer one is reported, not loaded.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+_BOM = "\ufeff"
+
+
+class Problems:
+    """Collects problems and raises them together.
+
+    >>> p = Problems()
+    >>> p.add("expected a list", path="g.jsonl", line=2, field="citations")
+    >>> len(p)
+    1
+    >>> try:
+    ...     p.raise_if_any()
+    ... except ScoringError as exc:
+    ...     print(exc)
+    g.jsonl:2: citations: expected a list
+    """
+
+    def __init__(self, limit: int = MAX_PROBLEMS) -> None:
+        self.limit = limit
+        self.messages: List[str] = []
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def full(self) -> bool:
+        return self.count >= self.limit
+
+    def add(
+        self,
+        msg: str,
+        *,
+        path: Optional[str] = None,
+        line: Optional[int] = None,
+        field: Optional[str] = None,
+        record: Optional[Any] = None,
+    ) -> None:
+        self.count += 1
+        if len(self.messages) < self.limit:
+            err = ScoringError(msg, path=path, line=line, field=field, record=record)
+            self.messages.append(str(err))
+
+    def add_error(self, err: ScoringError) -> None:
+        self.count += 1
+        for m in err.problems:
+            if len(self.messages) < self.limit:
+                self.messages.append(m)
+
+    def raise_if_any(self) -> None:
+        if not self.count:
+            return
+        first = self.messages[0]
+        if self.count == 1:
+            raise ScoringError(first, problems=self.messages)
+        more = self.count - 1
+        stopped = " (stopped reading)" if self.count >= self.limit else ""
+        raise ScoringError(
+            f"{first} (and {more} more problem{'s' if more > 1 else ''}{stopped})",
+            problems=self.messages,
+        )
+
+
+def _open_binary(path: str) -> IO[bytes]:
+    if os.path.isdir(path):
+        raise ScoringError("is a directory, expected a file", path=path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise ScoringError(f"cannot open: {exc.strerror or exc}", path=path) from None
+
+
+def _decode(raw: bytes, path: str, lineno: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScoringError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+            path=path,
+            line=lineno,
+        ) from None
+
+
+def _raw_lines(fh: IO[bytes], limit: int) -> Iterator[Tuple[int, Optional[bytes]]]:
+    """Yield ``(line_number, bytes)``; ``None`` for a line longer than ``limit``."""
+    lineno = 0
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
+                raw = fh.readline(1 << 20)
+            yield lineno, None
+            continue
+        yield lineno, raw
+
+
+def iter_jsonl(
+    path: str, *, bom_tolerant: bool = False, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[Tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for every non-blank line of a JSON Lines file.
+
+    Line numbers are 1-based and count ``\\n``-terminated lines of the file.
+    Problems (unreadable file, non-UTF-8 bytes, a BOM, invalid JSON, a truncated
+    last line) are collected and raised as one ScoringError after the last line;
+    an empty file (no records at all) is an error too.
+    """
+    problems = Problems()
+    seen = 0
+    with _open_binary(path) as fh:
+        for lineno, raw in _raw_lines(fh, max_line_bytes):
+            if raw is None:
+                problems.add(f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno)
+                if problems.full:
+                    break
+                continue
+            try:
+                text = _decode(raw, path, lineno)
+            except ScoringError as exc:
+                problems.add_error(exc)
+                if problems.full:
+                    break
+                continue
+            if lineno == 1 and text.startswith(_BOM):
+                if bom_tolerant:
+                    text = text[1:]
+                else:
+                    problems.add(
+                        "starts with a UTF-8 byte order mark (save without BOM, "
+                        "or use the bom_tolerant variant)",
+                        path=path,
+                        line=1,
+                    )
+                    continue
+            text = text.strip()
+            if not text:
+                continue
+            seen += 1
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                what = "truncated or invalid JSON" if not raw.endswith(b"\n") else "invalid JSON"
+                problems.add(f"{what}: {exc.msg} at column {exc.colno}", path=path, line=lineno)
+                if problems.full:
+                    break
+                continue
+            except RecursionError:
+                problems.add("JSON nested too deeply", path=path, line=lineno)
+                continue
+            if not problems:
+                yield lineno, value
+    if not seen and not problems:
+        problems.add("holds no records (the file is empty)", path=path)
+    problems.raise_if_any()
+
+
+def _iter_json_array(path: str, *, bom_tolerant: bool) -> Iterator[Tuple[int, Any]]:
+    with _open_binary(path) as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ScoringError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", path=path, line=line) from None
+    if text.startswith(_BOM):
+        if not bom_tolerant:
+            raise ScoringError("starts with a UTF-8 byte order mark", path=path, line=1)
+        text = text[1:]
+    if not text.strip():
+        raise ScoringError("holds no records (the file is empty)", path=path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScoringError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path, line=exc.lineno) from None
+    if isinstance(data, dict):
+        for key in ("records", "data", "rows"):
+            if isinstance(data.get(key), list):
+                data = data[key]
+                break
+    if not isinstance(data, list):
+        raise ScoringError("expected a JSON array of records", path=path, line=1)
+    for i, item in enumerate(data, 1):
+        yield i, item
+
+
+def _iter_delimited(path: str, delimiter: str, *, bom_tolerant: bool) -> Iterator[Tuple[int, Any]]:
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    # Long free-text cells (model answers) exceed csv's default 128 KiB field limit.
+    if csv.field_size_limit() < 2**30:
+        csv.field_size_limit(2**30)
+    with _open_binary(path) as fh:
+        wrapper = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        try:
+            reader = csv.reader(wrapper, delimiter=delimiter)
+            header: Optional[List[str]] = None
+            for row in reader:
+                if header is None:
+                    if row and row[0].startswith(_BOM):
+                        if not bom_tolerant:
+                            raise ScoringError("starts with a UTF-8 byte order mark", path=path, line=1)
+                        row[0] = row[0][1:]
+                    header = row
+                    if len(set(header)) != len(header):
+                        raise ScoringError("header has duplicate column names", path=path, line=reader.line_num)
+                    continue
+                if not any(cell.strip() for cell in row):
+                    continue
+                if len(row) != len(header):
+                    raise ScoringError(
+                        f"has {len(row)} columns, the header has {len(header)}",
+                        path=path,
+                        line=reader.line_num,
+                    )
+                yield reader.line_num, dict(zip(header, row))
+            if header is None:
+                raise ScoringError("holds no records (the file is empty)", path=path)
+        except UnicodeDecodeError as exc:
+            raise ScoringError(f"not valid UTF-8 ({exc.reason})", path=path) from None
+        except csv.Error as exc:
+            raise ScoringError(f"malformed {kind}: {exc}", path=path) from None
+        finally:
+            wrapper.detach()
+
+
+def iter_records(path: str, *, bom_tolerant: bool = False) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """Yield ``(line_or_index, record)`` from a JSONL, JSON, CSV or TSV file.
+
+    The format is chosen by the extension (``.jsonl``/``.ndjson``, ``.json``,
+    ``.csv``, ``.tsv``; anything else is read as JSONL).  A JSON file holds an
+    array of objects (or an object with a ``records``/``data``/``rows`` array);
+    its "line" numbers are 1-based positions in the array.  CSV/TSV files have a
+    header row and give string values.  Every record must be a JSON object.
+    """
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".json":
+        source = _iter_json_array(path, bom_tolerant=bom_tolerant)
+    elif ext == ".csv":
+        source = _iter_delimited(path, ",", bom_tolerant=bom_tolerant)
+    elif ext == ".tsv":
+        source = _iter_delimited(path, "\t", bom_tolerant=bom_tolerant)
+    else:
+        source = iter_jsonl(path, bom_tolerant=bom_tolerant)
+    problems = Problems()
+    for lineno, value in source:
+        if not isinstance(value, dict):
+            problems.add(f"expected a JSON object, got {type(value).__name__}", path=path, line=lineno)
+            if problems.full:
+                break
+            continue
+        if not problems:
+            yield lineno, value
+    problems.raise_if_any()
+
+
+@contextmanager
+def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
+    """Open ``path`` for writing so that it appears whole or not at all.
+
+    The text goes to a temporary file in the same directory, which is flushed,
+    fsync'd and renamed over ``path`` when the block ends normally.  If the
+    block raises, the temporary file is removed and ``path`` is untouched.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ScoringError("cannot write: the directory does not exist", path=path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".rageval-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
+    ok = False
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        ok = True
+    except OSError as exc:
+        raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
+    finally:
+        if not ok:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_writer`)."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
+
+
+@contextmanager
+def open_output(path: Optional[str], stdout: Optional[TextIO] = None) -> Iterator[TextIO]:
+    """Give a writer for ``path`` (atomic), or ``stdout`` when path is None or ``-``."""
+    if path is None or path == "-":
+        yield stdout if stdout is not None else sys.stdout
+        return
+    with atomic_writer(path) as fh:
+        yield fh

@@ -1,0 +1,151 @@
+"""The ``rageval-min`` command line.
+
+``main(argv=None, *, stdout=None, stderr=None) -> int`` parses ``argv``, runs the
+subcommand and returns the exit code; it never raises and never prints a
+traceback:
+
+====  =====================================================================
+code  meaning
+====  =====================================================================
+0     success; every gate passed
+1     a gate failed (the results were still written)
+2     usage or input error (a one-line message on stderr)
+3     internal error: a bug in rageval-min (a one-line message on stderr;
+      set ``RAGEVAL_MIN_TRACEBACK=1`` to see the traceback)
+130   interrupted (Ctrl-C)
+====  =====================================================================
+
+Each metric family lives in ``_cmd_<family>.py`` with ``register(subparsers)``
+and ``demo(io)``; adding a family means adding its name to :data:`_COMMANDS`.
+"""
+
+import argparse
+import contextvars
+import importlib
+import os
+import sys
+import traceback
+from types import ModuleType
+from typing import Any, List, NoReturn, Optional, Sequence, TextIO
+
+from ._cli_common import SAMPLES_OVERRIDE, CliIO
+from ._version import __version__
+from .errors import ScoringError
+
+__all__ = ["main"]
+
+#: Family command modules, in the order ``--help`` and ``demo`` show them.
+_COMMANDS = ("grounding",)
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+_IO: "contextvars.ContextVar[CliIO]" = contextvars.ContextVar("rageval_min_cli_io")
+
+
+class _Exit(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that prints to the injected writers and never exits."""
+
+    def _print_message(self, message: str, file: Optional[Any] = None) -> None:
+        if not message:
+            return
+        io = _IO.get()
+        (io.stderr if file is sys.stderr else io.stdout).write(message)
+
+    def exit(self, status: int = 0, message: Optional[str] = None) -> NoReturn:
+        if message:
+            _IO.get().stderr.write(message)
+        raise _Exit(status)
+
+    def error(self, message: str) -> NoReturn:
+        raise ScoringError(f"{self.prog}: {message} (see --help)")
+
+
+def _command_modules() -> List[ModuleType]:
+    return [importlib.import_module(f"._cmd_{name}", __package__) for name in _COMMANDS]
+
+
+def _run_demo(args: argparse.Namespace, io: CliIO) -> int:
+    """Run every family on gold_samples/ and print a readable report."""
+    failed = []
+    SAMPLES_OVERRIDE.set(args.samples)
+    io.stdout.write(f"rageval-min {__version__} demo: every family on gold_samples/\n")
+    for mod in _command_modules():
+        name = mod.__name__.rsplit("_cmd_", 1)[-1]
+        io.stdout.write(f"\n== {name} ==\n")
+        try:
+            io.stdout.write(mod.demo(io))
+        except ScoringError as exc:
+            failed.append(name)
+            io.stdout.write(f"DEMO FAILED: {exc}\n")
+    io.stdout.write("\n" + ("all families reproduce their expected outputs\n" if not failed else f"FAILED: {', '.join(failed)}\n"))
+    return EXIT_OK if not failed else EXIT_GATE_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rageval-min",
+        description="Deterministic RAG/LLM evaluation metrics with reference parity. "
+        "Exit codes: 0 gates pass, 1 a gate failed, 2 usage or input error, 3 internal error.",
+    )
+    parser.add_argument("--version", action="version", version=f"rageval-min {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = sub.add_parser("demo", help="run every family on the bundled gold samples")
+    demo.add_argument("--samples", metavar="DIR", help="the gold_samples folder (default: the checkout's)")
+    demo.set_defaults(func=_run_demo)
+    for mod in _command_modules():
+        mod.register(sub)
+    return parser
+
+
+def main(
+    argv: Optional[Sequence[str]] = None,
+    *,
+    stdout: Optional[TextIO] = None,
+    stderr: Optional[TextIO] = None,
+) -> int:
+    """Run the CLI and return its exit code (see the module docstring)."""
+    io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
+    token = _IO.set(io)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        func = getattr(args, "func", None)
+        if func is None:
+            parser.print_help()
+            return EXIT_USAGE
+        return int(func(args, io))
+    except _Exit as exc:
+        return exc.status
+    except ScoringError as exc:
+        io.stderr.write(f"rageval-min: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        io.stderr.write("rageval-min: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # a bug in rageval-min: one line, distinct code
+        if os.environ.get("RAGEVAL_MIN_TRACEBACK"):
+            traceback.print_exc(file=io.stderr)
+        io.stderr.write(
+            f"rageval-min: internal error: {type(exc).__name__}: {exc} "
+            "(this is a bug; set RAGEVAL_MIN_TRACEBACK=1 for details)\n"
+        )
+        return EXIT_INTERNAL
+    finally:
+        _IO.reset(token)
+
+
+def main_entry() -> None:
+    """Console-script entry point: ``sys.exit(main())``."""
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Threshold gates: ``NAME OP VALUE`` checks over a result's numeric outputs.
+
+A gate is written ``"precision>=0.8"`` (spaces allowed around the operator).
+``OP`` is one of ``>= <= > < ==``; ``NAME`` is any numeric output key of the
+family (the keys of :attr:`Report.metrics`); ``VALUE`` is a decimal number.
+Gates compare the **unrounded** value.  A gate whose name the family does not
+produce is a usage error listing the valid names.  ``==`` compares exactly, so
+it is meant for counts.
+"""
+
+import math
+import re
+from typing import Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
+
+from .errors import ScoringError
+
+__all__ = ["Gate", "GateOutcome", "OPERATORS", "evaluate_gates", "parse_gate"]
+
+Number = Union[int, float]
+
+OPERATORS = (">=", "<=", "==", ">", "<")
+
+_GATE_RE = re.compile(r"^\s*(?P<name>[^<>=\s]+)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>\S+)\s*$")
+
+
+class Gate(NamedTuple):
+    """A parsed gate."""
+
+    name: str
+    op: str
+    threshold: float
+    text: str
+
+
+class GateOutcome(NamedTuple):
+    """The outcome of one gate.
+
+    ``passed`` is None when the gate was not evaluated (a reference gate after
+    an earlier one failed, which the reference short-circuits).
+    """
+
+    name: str
+    op: str
+    threshold: float
+    value: Optional[Number]
+    passed: Optional[bool]
+    text: str
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse ``"NAME OP VALUE"``.
+
+    >>> parse_gate("precision >= 0.8")
+    Gate(name='precision', op='>=', threshold=0.8, text='precision>=0.8')
+    >>> parse_gate("recall@k<0.5").name
+    'recall@k'
+    >>> parse_gate("precision=0.8")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: --gate 'precision=0.8': expected NAME OP VALUE with OP one of >= <= == > <
+    """
+    m = _GATE_RE.match(text)
+    if not m:
+        raise ScoringError(f"--gate {text!r}: expected NAME OP VALUE with OP one of {' '.join(OPERATORS)}")
+    try:
+        threshold = float(m.group("value"))
+    except ValueError:
+        raise ScoringError(f"--gate {text!r}: {m.group('value')!r} is not a number") from None
+    if math.isnan(threshold):
+        raise ScoringError(f"--gate {text!r}: the threshold is NaN")
+    canonical = f"{m.group('name')}{m.group('op')}{m.group('value')}"
+    return Gate(m.group("name"), m.group("op"), threshold, canonical)
+
+
+def compare(value: Number, op: str, threshold: float) -> bool:
+    """Apply ``op``; a NaN value never passes."""
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    if op == ">=":
+        return value >= threshold
+    if op == "<=":
+        return value <= threshold
+    if op == ">":
+        return value > threshold
+    if op == "<":
+        return value < threshold
+    if op == "==":
+        return value == threshold
+    raise ScoringError(f"unknown gate operator {op!r}")
+
+
+def check_gate_names(gates: Iterable[Gate], names: Iterable[str]) -> None:
+    """Raise a usage error if a gate names no known metric."""
+    valid = list(names)
+    known = set(valid)
+    for gate in gates:
+        if gate.name not in known:
+            raise ScoringError(
+                f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: "
+                + ", ".join(valid)
+            )
+
+
+def evaluate_gates(gates: Sequence[Gate], metrics: Mapping[str, Optional[Number]]) -> List[GateOutcome]:
+    """Evaluate every gate against ``metrics``.
+
+    A metric whose value is None (undefined for this input) fails its gate.
+
+    >>> [o.passed for o in evaluate_gates([parse_gate("chr>=0.75")], {"chr": 0.5})]
+    [False]
+    """
+    check_gate_names(gates, metrics)
+    out = []
+    for gate in gates:
+        value = metrics[gate.name]
+        passed = value is not None and compare(value, gate.op, gate.threshold)
+        out.append(GateOutcome(gate.name, gate.op, gate.threshold, value, passed, gate.text))
+    return out

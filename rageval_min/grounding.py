@@ -1,0 +1,523 @@
+"""Grounding gate: answered precision, citation hit rate, refusals and recall@k.
+
+Reference: the ``score_eval`` scorer of WFGY ProblemMap
+(``onestardao/WFGY`` @ ``25aaa9d``, page ``ProblemMap/eval/eval_rag_precision_recall.md``,
+MIT).  The default behaviour reproduces it bit for bit, quirks included; the
+spec is ``shared/specs/grounding.md``.
+
+Inputs are a *gold* file (``qid``, ``answerable``, ``gold_claim_substr``,
+``gold_citations``) and a *trace* file (``qid`` or ``q_id``, ``retrieved_ids``,
+``answer_json`` with ``claim`` and ``citations``).  For every unique gold qid, in
+first-appearance order (the last gold record for a qid wins):
+
+* the trace is the last one with that qid; a missing trace is an answer with an
+  empty claim, no citations and nothing retrieved;
+* the answer is a refusal when ``claim.strip().lower() == "not in context"``;
+* ``A``/``U`` count truthy/falsy ``answerable``; ``S``/``R`` count shipped
+  answers and refusals;
+* a shipped answer to ``answerable == False`` adds to ``UNDER``; any other
+  shipped answer adds ``H`` (citation hit) to ``CHR_hit`` and ``C and H`` to
+  ``TP`` (``C``: some gold substring of at least 5 characters occurs in the
+  lower-cased claim; ``[]`` is vacuously true, ``None`` false);
+* a refusal with ``answerable == True`` adds to ``OVER``;
+* for ``answerable == True``, recall counts whether every gold citation is in
+  ``retrieved_ids[:k]`` (plain slicing, so ``k <= 0`` behaves like Python).
+
+Then::
+
+    precision     = TP / S          (1.0 when S == 0)
+    chr           = CHR_hit / S     (1.0 when S == 0)
+    under_refusal = UNDER / U       (0.0 when U == 0)
+    over_refusal  = OVER / A        (0.0 when A == 0)
+    recall@k      = RECALL / REC_DEN (0.0 when no item has answerable == True)
+
+The reference's gates (``--gates "precision=0.80,chr=0.75,under=0.05,over=0.10"``)
+keep their values as strings, compare the unrounded metrics with ``float()`` of
+them in the order precision, chr, under, over, and stop at the first failure.
+
+Where the reference crashes, a :class:`~rageval_min.errors.ScoringError` names
+the file, line and qid.  One deliberate difference: an empty gold or trace
+file is an input error (the reference would report precision 1.0 on nothing).
+
+Variants (opt-in, recorded in the signature): ``bom_tolerant``,
+``refusal_relaxed``, ``chr_as_documented``, ``answerable_strict``,
+``gate_recall``.
+"""
+
+import json
+import re
+import unicodedata
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from ._io import Problems, iter_jsonl
+from ._signature import make_signature
+from .errors import ScoringError
+from .gates import GateOutcome
+
+__all__ = [
+    "DEFAULT_GATES",
+    "GroundingScores",
+    "REFERENCE",
+    "REFUSAL",
+    "VARIANTS",
+    "citation_hit",
+    "contains_substr",
+    "evaluate_reference_gates",
+    "format_wfgy",
+    "is_refusal",
+    "parse_reference_gates",
+    "reference_output",
+    "score",
+    "score_files",
+    "signature",
+]
+
+REFERENCE = "onestardao/WFGY@25aaa9d"
+REFUSAL = "not in context"
+DEFAULT_GATES = "precision=0.80,chr=0.75,under=0.05,over=0.10"
+VARIANTS = ("answerable_strict", "bom_tolerant", "chr_as_documented", "gate_recall", "refusal_relaxed")
+
+#: The reference's gates: (gates key, metric, operator), in evaluation order.
+_REFERENCE_GATES = (
+    ("precision", "precision", ">="),
+    ("chr", "chr", ">="),
+    ("under", "under_refusal", "<="),
+    ("over", "over_refusal", "<="),
+)
+
+
+class GroundingScores(NamedTuple):
+    """Counts and unrounded rates of one grounding run."""
+
+    answered: int
+    refused: int
+    answerable: int
+    unanswerable: int
+    precision: float
+    chr: float
+    under_refusal: float
+    over_refusal: float
+    recall_at_k: float
+    k: int
+    diagnostics: Tuple[str, ...] = ()
+
+    def metrics(self) -> Dict[str, Any]:
+        """The gateable outputs under their canonical (output) names."""
+        return {
+            "answered": self.answered,
+            "refused": self.refused,
+            "answerable": self.answerable,
+            "unanswerable": self.unanswerable,
+            "precision": self.precision,
+            "chr": self.chr,
+            "under_refusal": self.under_refusal,
+            "over_refusal": self.over_refusal,
+            "recall@k": self.recall_at_k,
+        }
+
+
+def contains_substr(claim: str, subs: Any) -> bool:
+    """The reference's claim test.
+
+    True when some entry of ``subs``, lower-cased and at least 5 code points
+    long, occurs in the lower-cased claim; when none does, True only if
+    ``subs == []``.
+
+    >>> contains_substr("X rejects null keys.", ["Rejects Null"])
+    True
+    >>> contains_substr("anything", [])
+    True
+    >>> contains_substr("anything", None)
+    False
+    >>> contains_substr("a cat", ["cat"])
+    False
+    """
+    c = (claim or "").lower()
+    for s in subs or []:
+        s = s.lower()
+        if len(s) >= 5 and s in c:
+            return True
+    return subs == []
+
+
+def citation_hit(citations: Any, gold_cites: Any, retrieved: Any) -> bool:
+    """The reference's citation test.
+
+    Not a list: miss.  A citation outside ``retrieved``: miss.  With gold
+    citations: any overlap.  Without: a hit only when nothing is cited.
+
+    >>> citation_hit(["p1"], ["p1", "p2"], ["p1", "p3"])
+    True
+    >>> citation_hit(["p1", "p9"], ["p1"], ["p1"])
+    False
+    >>> citation_hit([], [], ["p1"])
+    True
+    """
+    if not isinstance(citations, list):
+        return False
+    if not set(citations).issubset(set(retrieved or [])):
+        return False
+    if gold_cites:
+        return bool(set(citations) & set(gold_cites))
+    return citations == []
+
+
+_WS = re.compile(r"\s+")
+
+
+def is_refusal(claim: str, *, relaxed: bool = False) -> bool:
+    """True when the (already stripped) claim is the refusal token.
+
+    Reference: ``claim.lower() == "not in context"``.  ``relaxed`` (variant
+    ``refusal_relaxed``): NFKC, ``casefold()``, whitespace runs collapsed to one
+    space, then one trailing ``.`` or ``!`` and the whitespace before it removed.
+
+    >>> is_refusal("Not In Context"), is_refusal("not in context.")
+    (True, False)
+    >>> is_refusal("Not  in context!", relaxed=True)
+    True
+    """
+    if not relaxed:
+        return claim.lower() == REFUSAL
+    s = _WS.sub(" ", unicodedata.normalize("NFKC", claim).casefold()).strip()
+    if s.endswith((".", "!")):
+        s = s[:-1].rstrip()
+    return s == REFUSAL
+
+
+def _where(path: str, line: int) -> Dict[str, Any]:
+    return {"path": path, "line": line}
+
+
+def _check_hashable_elements(value: Any, field: str, **where: Any) -> None:
+    if isinstance(value, (list, tuple, dict, str)):
+        for i, item in enumerate(value):
+            if isinstance(item, (list, dict)):
+                raise ScoringError(
+                    f"element {i} is a {type(item).__name__}; ids must be strings or numbers", field=field, **where
+                )
+    elif value is not None and not isinstance(value, (list, str)):
+        raise ScoringError(f"expected a list, got {type(value).__name__}", field=field, **where)
+
+
+def _index_gold(
+    gold: Iterable[Tuple[int, Any]], label: str, problems: Problems
+) -> Dict[Any, Tuple[int, Dict[str, Any]]]:
+    index: Dict[Any, Tuple[int, Dict[str, Any]]] = {}
+    try:
+        for line, g in gold:
+            if not isinstance(g, dict):
+                problems.add(f"expected a JSON object, got {type(g).__name__}", path=label, line=line)
+                continue
+            if "qid" not in g:
+                problems.add("missing (every gold record needs a qid)", path=label, line=line, field="qid")
+                continue
+            qid = g["qid"]
+            if isinstance(qid, (list, dict)):
+                problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
+                continue
+            index[qid] = (line, g)
+    except ScoringError as exc:  # the reader's own problems, raised when the file ends
+        problems.add_error(exc)
+    return index
+
+
+class _TraceIndex(NamedTuple):
+    by_qid: Dict[Any, Tuple[int, Dict[str, Any]]]
+    unused: int
+    dropped: int
+
+
+def _index_traces(
+    traces: Iterable[Tuple[int, Any]], label: str, problems: Problems, gold: Dict[Any, Any]
+) -> _TraceIndex:
+    # Only traces whose qid is in gold are kept (the last one wins), so a huge
+    # trace file is scored in memory proportional to the gold set.
+    index: Dict[Any, Tuple[int, Dict[str, Any]]] = {}
+    dropped = unused = 0
+    try:
+        for line, t in traces:
+            if not isinstance(t, dict):
+                problems.add(f"expected a JSON object, got {type(t).__name__}", path=label, line=line)
+                continue
+            qid = t.get("qid") or t.get("q_id")
+            if not qid:
+                dropped += 1
+                continue
+            if isinstance(qid, (list, dict)):
+                problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
+                continue
+            if qid in gold:
+                index[qid] = (line, t)
+            else:
+                unused += 1
+    except ScoringError as exc:
+        problems.add_error(exc)
+    return _TraceIndex(index, unused, dropped)
+
+
+def _score(
+    gold_items: Iterable[Tuple[int, Any]],
+    trace_items: Iterable[Tuple[int, Any]],
+    *,
+    k: int,
+    variants: Sequence[str],
+    gold_label: str,
+    trace_label: str,
+) -> GroundingScores:
+    bad = set(variants) - set(VARIANTS)
+    if bad:
+        raise ScoringError(f"unknown grounding variant(s): {', '.join(sorted(bad))}; known: {', '.join(VARIANTS)}")
+    relaxed = "refusal_relaxed" in variants
+    chr_all = "chr_as_documented" in variants
+    strict = "answerable_strict" in variants
+
+    problems = Problems()
+    gold = _index_gold(gold_items, gold_label, problems)
+    traces, unused, dropped = _index_traces(trace_items, trace_label, problems, gold)
+    problems.raise_if_any()
+    if not gold:
+        raise ScoringError("holds no gold records", path=gold_label)
+
+    S = R = A = U = TP = CHR_hit = UNDER = OVER = RECALL = REC_DEN = 0
+    missing: List[str] = []
+    for qid, (gline, g) in gold.items():
+        gwhere = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
+        answerable = g.get("answerable")
+        if strict and not isinstance(answerable, bool):
+            raise ScoringError(
+                f"must be true or false (variant answerable_strict), got {json.dumps(answerable)}",
+                field="answerable",
+                **gwhere,
+            )
+        tline, ans = traces.get(qid, (None, {}))
+        if tline is None:
+            missing.append(repr(qid))
+        twhere = {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
+        aj = ans.get("answer_json") or {}
+        if not isinstance(aj, dict):
+            raise ScoringError(f"must be an object, got {type(aj).__name__}", field="answer_json", **twhere)
+        claim_raw = aj.get("claim") or ""
+        if not isinstance(claim_raw, str):
+            raise ScoringError(
+                f"must be a string, got {type(claim_raw).__name__}", field="answer_json.claim", **twhere
+            )
+        claim = claim_raw.strip()
+        cits = aj.get("citations") or []
+        ret = ans.get("retrieved_ids") or []
+        is_ans = not is_refusal(claim, relaxed=relaxed)
+        if answerable:
+            A += 1
+        else:
+            U += 1
+        if is_ans:
+            S += 1
+        else:
+            R += 1
+        if is_ans:
+            subs = g.get("gold_claim_substr")
+            try:
+                C = contains_substr(claim, subs)
+            except (AttributeError, TypeError):
+                raise ScoringError(
+                    "must be a list of strings (an element is not a string)"
+                    if isinstance(subs, (list, dict))
+                    else f"must be a list of strings, got {type(subs).__name__}",
+                    field="gold_claim_substr",
+                    **gwhere,
+                ) from None
+            gold_cites = g.get("gold_citations")
+            try:
+                H = citation_hit(cits, gold_cites, ret)
+            except TypeError:
+                _check_hashable_elements(cits, "answer_json.citations", **twhere)
+                _check_hashable_elements(ret, "retrieved_ids", **twhere)
+                _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+                raise ScoringError(
+                    "citations, gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
+                ) from None
+            if answerable == False:  # noqa: E712 -- the reference's equality test, kept on purpose
+                UNDER += 1
+                if chr_all:
+                    CHR_hit += H
+            else:
+                CHR_hit += H
+                TP += C and H
+        elif answerable == True:  # noqa: E712
+            OVER += 1
+        if answerable == True:  # noqa: E712
+            REC_DEN += 1
+            gold_cites = g.get("gold_citations")
+            try:
+                if set(gold_cites or []).issubset(set(ret[:k])):
+                    RECALL += 1
+            except TypeError:
+                _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+                _check_hashable_elements(ret, "retrieved_ids", **twhere)
+                raise ScoringError(
+                    "gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
+                ) from None
+
+    diagnostics = []
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        diagnostics.append(
+            f"{len(missing)} gold qid(s) have no trace and count as shipped empty answers "
+            f"(reference behaviour): {shown}"
+        )
+    if unused:
+        diagnostics.append(f"{unused} trace line(s) have a qid that is not in the gold file and are ignored")
+    if dropped:
+        diagnostics.append(f"{dropped} trace line(s) have no qid/q_id and are ignored")
+
+    return GroundingScores(
+        answered=S,
+        refused=R,
+        answerable=A,
+        unanswerable=U,
+        precision=TP / S if S else 1.0,
+        chr=CHR_hit / S if S else 1.0,
+        under_refusal=UNDER / U if U else 0.0,
+        over_refusal=OVER / A if A else 0.0,
+        recall_at_k=RECALL / REC_DEN if REC_DEN else 0.0,
+        k=k,
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def score(
+    gold: Iterable[Dict[str, Any]],
+    traces: Iterable[Dict[str, Any]],
+    *,
+    k: int = 5,
+    variants: Sequence[str] = (),
+) -> GroundingScores:
+    """Score parsed gold and trace records (see the module docstring).
+
+    Errors name the record by its 1-based position (``gold record 2``).
+
+    >>> gold = [{"qid": "q1", "answerable": True, "gold_claim_substr": ["paris"],
+    ...          "gold_citations": ["d1"]}]
+    >>> trace = [{"qid": "q1", "retrieved_ids": ["d1"],
+    ...           "answer_json": {"claim": "It is Paris.", "citations": ["d1"]}}]
+    >>> s = score(gold, trace)
+    >>> s.precision, s.chr, s.recall_at_k
+    (1.0, 1.0, 1.0)
+    """
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ScoringError(f"k must be an int, got {k!r}")
+    return _score(
+        enumerate(gold, 1),
+        enumerate(traces, 1),
+        k=k,
+        variants=variants,
+        gold_label="gold record",
+        trace_label="trace record",
+    )
+
+
+def score_files(gold_path: str, trace_path: str, *, k: int = 5, variants: Sequence[str] = ()) -> GroundingScores:
+    """Score two JSON Lines files; errors name the file and line.
+
+    Both files are streamed; problems in either file are reported together.
+    """
+    tolerant = "bom_tolerant" in variants
+    return _score(
+        iter_jsonl(gold_path, bom_tolerant=tolerant),
+        iter_jsonl(trace_path, bom_tolerant=tolerant),
+        k=k,
+        variants=variants,
+        gold_label=gold_path,
+        trace_label=trace_path,
+    )
+
+
+def parse_reference_gates(text: str) -> Dict[str, str]:
+    """Parse the reference's ``--gates`` string; values stay strings.
+
+    ``dict(item.split("=") for item in text.split(","))``: keys are not
+    stripped, duplicates keep the last value, extra keys are kept.
+
+    >>> parse_reference_gates("precision=0.80,chr=0.75")
+    {'precision': '0.80', 'chr': '0.75'}
+    >>> parse_reference_gates("precision=0.8=1")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: --gates item 'precision=0.8=1' must be NAME=VALUE with exactly one '='
+    """
+    gates: Dict[str, str] = {}
+    for item in text.split(","):
+        parts = item.split("=")
+        if len(parts) != 2:
+            raise ScoringError(f"--gates item {item!r} must be NAME=VALUE with exactly one '='")
+        gates[parts[0]] = parts[1]
+    return gates
+
+
+def evaluate_reference_gates(
+    scores: GroundingScores, gates: Dict[str, str], *, variants: Sequence[str] = ()
+) -> Tuple[bool, List[GateOutcome]]:
+    """The reference's pass/fail, with one outcome per gate it evaluated.
+
+    Short-circuit order precision, chr, under, over (then recall with the
+    ``gate_recall`` variant); a gate after the first failure is reported as
+    not evaluated (``passed=None``), and a missing or non-numeric gate is an
+    error only if evaluation reaches it, as in the reference.
+    """
+    order = list(_REFERENCE_GATES)
+    if "gate_recall" in variants and "recall" in gates:
+        order.append(("recall", "recall@k", ">="))
+    values = scores.metrics()
+    outcomes: List[GateOutcome] = []
+    passed = True
+    for key, metric, op in order:
+        if not passed:
+            try:
+                threshold = float(gates[key])
+            except (KeyError, ValueError):
+                continue
+            outcomes.append(GateOutcome(metric, op, threshold, values[metric], None, f"{metric}{op}{gates[key].strip()}"))
+            continue
+        if key not in gates:
+            raise ScoringError(f"--gates has no {key!r} gate, which the reference requires (given: {', '.join(map(repr, gates)) or 'none'})")
+        try:
+            threshold = float(gates[key])
+        except ValueError:
+            raise ScoringError(f"--gates {key}={gates[key]!r}: not a number") from None
+        value = values[metric]
+        ok = value >= threshold if op == ">=" else value <= threshold
+        outcomes.append(GateOutcome(metric, op, threshold, value, ok, f"{metric}{op}{gates[key].strip()}"))
+        passed = ok
+    return passed, outcomes
+
+
+def reference_output(scores: GroundingScores, gates: Dict[str, str], passed: bool) -> Dict[str, Any]:
+    """The reference's output object: exact keys, order, rounding and types."""
+    return {
+        "answered": scores.answered,
+        "refused": scores.refused,
+        "answerable": scores.answerable,
+        "unanswerable": scores.unanswerable,
+        "precision": round(scores.precision, 4),
+        "chr": round(scores.chr, 4),
+        "under_refusal": round(scores.under_refusal, 4),
+        "over_refusal": round(scores.over_refusal, 4),
+        "recall@k": round(scores.recall_at_k, 4),
+        "k": scores.k,
+        "gates": dict(gates),
+        "pass": passed,
+    }
+
+
+def format_wfgy(output: Dict[str, Any]) -> str:
+    """The reference's stdout for ``output``: ``indent=2``, ASCII escapes, newline."""
+    return json.dumps(output, indent=2) + "\n"
+
+
+def signature(*, k: int = 5, variants: Sequence[str] = ()) -> str:
+    """The reproducibility signature of a grounding result.
+
+    >>> signature(k=5)
+    'rageval_min:0.1.0|family=grounding|ref=onestardao/WFGY@25aaa9d|variants=none|k=5'
+    """
+    return make_signature("grounding", REFERENCE, variants, [("k", k)])

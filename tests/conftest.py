@@ -1,0 +1,58 @@
+"""Shared test helpers."""
+
+import io
+import os
+import subprocess
+import sys
+from typing import List, NamedTuple, Optional
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "tests", "data")
+
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+class Run(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(argv: List[str]) -> Run:
+    """Run the CLI in-process with captured writers."""
+    from rageval_min.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, stdout=out, stderr=err)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+def run_subprocess(argv: List[str], cwd: Optional[str] = None, env: Optional[dict] = None) -> Run:
+    """Run ``python -m rageval_min`` as a real process (real exit codes)."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.pop("RAGEVAL_MIN_TRACEBACK", None)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rageval_min"] + argv,
+        cwd=cwd or ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def cli_proc():
+    return run_subprocess

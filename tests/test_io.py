@@ -1,0 +1,113 @@
+"""Readers and writers: streaming, problem collection, atomic writes."""
+
+import json
+import types
+
+import pytest
+
+from rageval_min._io import MAX_PROBLEMS, atomic_writer, iter_jsonl, iter_records
+from rageval_min.errors import ScoringError
+
+
+def test_iter_jsonl_streams_and_skips_blank_lines(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text('{"a": 1}\n\n  \n{"a": 2}\r\n', encoding="utf-8")
+    it = iter_jsonl(str(p))
+    assert isinstance(it, types.GeneratorType)
+    assert list(it) == [(1, {"a": 1}), (4, {"a": 2})]
+
+
+def test_every_bad_line_is_reported_once(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(b'{"a": 1}\n{bad\n{"a": 2}\n\xff\n{"a": 3')
+    with pytest.raises(ScoringError) as exc:
+        list(iter_jsonl(str(p)))
+    probs = exc.value.problems
+    assert len(probs) == 3
+    assert probs[0].startswith(f"{p}:2: invalid JSON")
+    assert probs[1].startswith(f"{p}:4: not valid UTF-8 (byte 0xff")
+    assert probs[2].startswith(f"{p}:5: truncated or invalid JSON")
+    assert "and 2 more problems" in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_problem_collection_stops_at_the_limit(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text("x\n" * (MAX_PROBLEMS * 3), encoding="utf-8")
+    with pytest.raises(ScoringError) as exc:
+        list(iter_jsonl(str(p)))
+    assert len(exc.value.problems) == MAX_PROBLEMS
+    assert "stopped reading" in str(exc.value)
+
+
+def test_bom(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes('\ufeff{"a": 1}\n'.encode("utf-8"))
+    with pytest.raises(ScoringError, match="byte order mark"):
+        list(iter_jsonl(str(p)))
+    assert list(iter_jsonl(str(p), bom_tolerant=True)) == [(1, {"a": 1})]
+
+
+def test_empty_file(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text("")
+    with pytest.raises(ScoringError, match="holds no records"):
+        list(iter_jsonl(str(p)))
+
+
+def test_iter_records_formats(tmp_path):
+    (tmp_path / "a.csv").write_text("x,y\n1,hello\n\n2,\"a,b\"\n", encoding="utf-8")
+    (tmp_path / "a.tsv").write_text("x\ty\n1\thello\n", encoding="utf-8")
+    (tmp_path / "a.json").write_text(json.dumps([{"x": 1}, {"x": 2}]), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps({"records": [{"x": 1}]}), encoding="utf-8")
+    assert list(iter_records(str(tmp_path / "a.csv"))) == [(2, {"x": "1", "y": "hello"}), (4, {"x": "2", "y": "a,b"})]
+    assert list(iter_records(str(tmp_path / "a.tsv"))) == [(2, {"x": "1", "y": "hello"})]
+    assert list(iter_records(str(tmp_path / "a.json"))) == [(1, {"x": 1}), (2, {"x": 2})]
+    assert list(iter_records(str(tmp_path / "b.json"))) == [(1, {"x": 1})]
+
+
+def test_iter_records_rejects_non_objects_and_ragged_rows(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"x": 1}\n[1]\n"s"\n', encoding="utf-8")
+    with pytest.raises(ScoringError) as exc:
+        list(iter_records(str(tmp_path / "a.jsonl")))
+    assert [m.split(": ", 1)[0] for m in exc.value.problems] == [f"{tmp_path / 'a.jsonl'}:2", f"{tmp_path / 'a.jsonl'}:3"]
+    (tmp_path / "a.csv").write_text("x,y\n1\n", encoding="utf-8")
+    with pytest.raises(ScoringError, match="a.csv:2: has 1 columns, the header has 2"):
+        list(iter_records(str(tmp_path / "a.csv")))
+
+
+def test_atomic_writer_keeps_old_file_on_error(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_writer(str(target)) as fh:
+            fh.write("partial")
+            raise RuntimeError("stop")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+    with atomic_writer(str(target)) as fh:
+        fh.write("new")
+    assert target.read_text() == "new"
+
+
+def test_large_jsonl_is_streamed(tmp_path):
+    # Streaming: the first record arrives before the whole file is parsed.
+    p = tmp_path / "big.jsonl"
+    with open(p, "w", encoding="utf-8") as fh:
+        for i in range(20000):
+            fh.write(json.dumps({"i": i, "pad": "x" * 100}) + "\n")
+        fh.write("{broken\n")
+    it = iter_jsonl(str(p))
+    assert next(it) == (1, {"i": 0, "pad": "x" * 100})
+    with pytest.raises(ScoringError, match="big.jsonl:20001: invalid JSON"):
+        for _ in it:
+            pass
+
+
+def test_overlong_line_is_reported_not_loaded(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(b'{"a": 1}\n' + b"x" * 5000 + b"\n" + b"y" * 3000 + b'\n{"a": 2}\n')
+    with pytest.raises(ScoringError) as exc:
+        list(iter_jsonl(str(p), max_line_bytes=1000))
+    assert [m.split(": ", 1)[0] for m in exc.value.problems] == [f"{p}:2", f"{p}:3"]
+    assert "line longer than 1000 bytes" in exc.value.problems[0]
