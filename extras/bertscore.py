@@ -38,7 +38,7 @@ __all__ = ["BertScorer", "DEFAULT_MODEL", "DEFAULT_LAYERS", "PIP_COMMAND"]
 
 DEFAULT_MODEL = "microsoft/deberta-xlarge-mnli"
 DEFAULT_LAYERS = 40
-PIP_COMMAND = "pip install torch bert-score"
+PIP_COMMAND = "pip install 'rageval-min[bertscore]'"
 
 
 def _deps() -> Any:

@@ -19,7 +19,7 @@ from ._common import missing_extra
 
 __all__ = ["OpenAIJudge", "PIP_COMMAND"]
 
-PIP_COMMAND = "pip install 'openai>=1.0'"
+PIP_COMMAND = "pip install 'rageval-min[openai]'"
 
 
 def _client_module() -> Any:
