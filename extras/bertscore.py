@@ -100,7 +100,7 @@ class BertScorer:
 
         self._torch = torch
         if num_layers is None:
-            num_layers = getattr(bert_score.utils, "model2layers", {}).get(model_type)
+            num_layers = DEFAULT_LAYERS if model_type == DEFAULT_MODEL else None
             if num_layers is None:
                 raise ScoringError(f"BERTScore: give the layer to use for model {model_type!r} (--bertscore-layers N)")
         self.model_type = model_type

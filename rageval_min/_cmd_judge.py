@@ -170,9 +170,9 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     template = _load_template(args.judge_template)
     args.judge_template = None  # the generic command renders the template itself
     params = parse_params(args.param, args.system)
-    ids, prompts = read_prompts(args.input, id_field=args.id_field, prompt_field=args.prompt_field, template=template)
     runner = judges.judge_from_args(args, stderr=io.stderr)
     try:
+        ids, prompts = read_prompts(args.input, id_field=args.id_field, prompt_field=args.prompt_field, template=template)
         report, rows = compute(runner, ids, prompts, params=params, template=template)
     finally:
         runner.close()
