@@ -3,12 +3,12 @@
 import argparse
 import contextvars
 import os
-from typing import Mapping, NamedTuple, Optional, Sequence, TextIO
+from typing import List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
 from ._io import open_output
 from ._report import FORMATS, Formatter, Report, overall_pass, render
 from .errors import ScoringError
-from .gates import GateOutcome, check_gate_names, evaluate_gates, parse_gate
+from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
 
 __all__ = ["CliIO", "add_report_options", "emit_report", "gold_samples_dir", "selected_variants"]
 
@@ -64,7 +64,7 @@ def selected_variants(args: argparse.Namespace) -> Sequence[str]:
     return sorted(set(getattr(args, "variant", None) or []))
 
 
-def parse_gates(args: argparse.Namespace) -> list:
+def parse_gates(args: argparse.Namespace) -> List[Gate]:
     return [parse_gate(g) for g in getattr(args, "gate", None) or []]
 
 

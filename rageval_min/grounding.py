@@ -137,7 +137,7 @@ def contains_substr(claim: str, subs: Any) -> bool:
         s = s.lower()
         if len(s) >= 5 and s in c:
             return True
-    return subs == []
+    return bool(subs == [])
 
 
 def citation_hit(citations: Any, gold_cites: Any, retrieved: Any) -> bool:
@@ -183,10 +183,6 @@ def is_refusal(claim: str, *, relaxed: bool = False) -> bool:
     if s.endswith((".", "!")):
         s = s[:-1].rstrip()
     return s == REFUSAL
-
-
-def _where(path: str, line: int) -> Dict[str, Any]:
-    return {"path": path, "line": line}
 
 
 def _check_hashable_elements(value: Any, field: str, **where: Any) -> None:
@@ -282,7 +278,7 @@ def _score(
     S = R = A = U = TP = CHR_hit = UNDER = OVER = RECALL = REC_DEN = 0
     missing: List[str] = []
     for qid, (gline, g) in gold.items():
-        gwhere = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
+        gwhere: Dict[str, Any] = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
         answerable = g.get("answerable")
         if strict and not isinstance(answerable, bool):
             raise ScoringError(
@@ -293,7 +289,7 @@ def _score(
         tline, ans = traces.get(qid, (None, {}))
         if tline is None:
             missing.append(repr(qid))
-        twhere = {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
+        twhere: Dict[str, Any] = {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
         aj = ans.get("answer_json") or {}
         if not isinstance(aj, dict):
             raise ScoringError(f"must be an object, got {type(aj).__name__}", field="answer_json", **twhere)

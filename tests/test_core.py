@@ -71,3 +71,18 @@ def test_core_runs_on_python_39_per_vermin():
 
 def test_py_typed_marker_present():
     assert os.path.isfile(os.path.join(CORE, "py.typed"))
+
+
+def test_core_is_fully_type_hinted():
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("mypy is required in CI (pip install mypy)")
+        pytest.skip("mypy not installed")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--disallow-untyped-defs", "--disallow-incomplete-defs",
+         "--no-incremental", "--cache-dir", os.devnull, CORE],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
