@@ -43,13 +43,10 @@ PIP_COMMAND = "pip install 'rageval-min[bertscore]'"
 
 def _deps() -> Any:
     try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise missing_extra("torch", PIP_COMMAND) from None
-    try:
         import bert_score
-    except ImportError:
-        raise missing_extra("bert-score", PIP_COMMAND) from None
+    except ImportError as exc:
+        pkg = "torch" if (getattr(exc, "name", None) or "").split(".")[0] == "torch" else "bert-score"
+        raise missing_extra(pkg, PIP_COMMAND) from None
     return bert_score
 
 

@@ -10,7 +10,7 @@ of the identity, the cache or a message.
 """
 
 import os
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from rageval_min.errors import ScoringError
 from rageval_min.judges import DEFAULT_TIMEOUT, JudgeError, _messages
@@ -51,7 +51,7 @@ class OpenAIJudge:
         self.model = model
         self.timeout = timeout
         if client is None:
-            kwargs = {"timeout": timeout, "max_retries": 0}
+            kwargs: Dict[str, Any] = {"timeout": timeout, "max_retries": 0}
             if base_url is not None:
                 kwargs["base_url"] = base_url
             if api_key_env:

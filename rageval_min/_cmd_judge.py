@@ -119,11 +119,12 @@ def read_prompts(
             values = {f: (rec[f] if isinstance(rec[f], str) else json.dumps(rec[f], ensure_ascii=False)) for f in template.fields}
             prompt = template.render(**values)
         else:
-            prompt = rec.get(prompt_field)
-            if not isinstance(prompt, str):
-                what = "missing" if prompt_field not in rec else f"not a string ({type(prompt).__name__})"
+            value = rec.get(prompt_field)
+            if not isinstance(value, str):
+                what = "missing" if prompt_field not in rec else f"not a string ({type(value).__name__})"
                 problems.add(what, path=path, line=line, field=prompt_field)
                 continue
+            prompt = value
         ids.append(rid)
         prompts.append(prompt)
     problems.raise_if_any()

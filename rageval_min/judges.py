@@ -569,7 +569,8 @@ def judge_from_spec(
         if not name:
             raise ScoringError("openai judge needs a model: --judge openai:MODEL")
         mod = import_extra("openai_judge", "rageval-min[openai]")
-        return mod.OpenAIJudge(name, timeout=timeout, api_key_env=api_key_env)
+        judge: Judge = mod.OpenAIJudge(name, timeout=timeout, api_key_env=api_key_env)
+        return judge
     raise ScoringError(
         f"unknown judge spec {spec!r} (expected http://HOST:PORT/v1, openai:MODEL, "
         'cmd:"PROGRAM ARGS" or replay:CACHE.jsonl)',
@@ -749,6 +750,17 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+class _RunState:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.cache_hits = 0
+        self.failures = 0
+        self.consecutive = 0
+        self.done = 0
+        self.abort = False
+        self.last_error = ""
+
+
 def run_judge(
     judge: Judge,
     prompts: Sequence[str],
@@ -796,7 +808,7 @@ def run_judge(
     use_cache = cache is not None and getattr(judge, "cacheable", True)
     answers: List[Optional[str]] = [None] * n
     errors: List[Optional[str]] = [None] * n
-    counts = {"calls": 0, "cache_hits": 0, "failures": 0}
+    st = _RunState()
     todo: Dict[str, List[int]] = {}
     for i, prompt in enumerate(prompts):
         if not isinstance(prompt, str):
@@ -805,15 +817,15 @@ def run_judge(
         hit = cache.get(key) if cache is not None else None
         if hit is not None:
             answers[i] = hit
-            counts["cache_hits"] += 1
+            st.cache_hits += 1
         elif key in todo:
             todo[key].append(i)
-            counts["cache_hits"] += 1
+            st.cache_hits += 1
         else:
             todo[key] = [i]
 
     lock = threading.Lock()
-    state = {"consecutive": 0, "abort": False, "done": n - len(todo), "last_error": ""}
+    st.done = n - len(todo)
     fatal: List[BaseException] = []
     work: "queue.Queue[Tuple[str, List[int]]]" = queue.Queue()
     for key, idx in todo.items():
@@ -821,7 +833,7 @@ def run_judge(
     prog = _Progress(progress, n, label)
 
     def stats_now() -> JudgeStats:
-        return JudgeStats(counts["calls"], counts["cache_hits"], counts["failures"], 0)
+        return JudgeStats(st.calls, st.cache_hits, st.failures, 0)
 
     def call_one(prompt: str) -> str:
         attempt = 0
@@ -832,7 +844,7 @@ def run_judge(
                 if not exc.retryable or attempt >= retries:
                     raise
                 with lock:
-                    if state["abort"]:
+                    if st.abort:
                         raise
                 delay = min(backoff * (2 ** attempt), max_backoff)
                 if exc.retry_after is not None:
@@ -843,7 +855,7 @@ def run_judge(
     def worker() -> None:
         while True:
             with lock:
-                if state["abort"]:
+                if st.abort:
                     return
             try:
                 key, idx = work.get_nowait()
@@ -851,25 +863,25 @@ def run_judge(
                 return
             prompt = prompts[idx[0]]
             with lock:
-                counts["calls"] += 1
+                st.calls += 1
             try:
                 answer = call_one(prompt)
             except JudgeError as exc:
                 msg = str(exc)
                 with lock:
-                    counts["failures"] += 1
-                    state["consecutive"] += 1
-                    state["last_error"] = msg
-                    state["done"] += len(idx)
+                    st.failures += 1
+                    st.consecutive += 1
+                    st.last_error = msg
+                    st.done += len(idx)
                     for i in idx:
                         errors[i] = msg
-                    if abort_after and state["consecutive"] >= abort_after:
-                        state["abort"] = True
+                    if abort_after and st.consecutive >= abort_after:
+                        st.abort = True
                 continue
             except BaseException as exc:  # ScoringError and anything unexpected
                 with lock:
                     fatal.append(exc)
-                    state["abort"] = True
+                    st.abort = True
                 return
             if use_cache:
                 assert cache is not None
@@ -881,11 +893,11 @@ def run_judge(
                 except OSError as exc:
                     with lock:
                         fatal.append(ScoringError(f"cannot write judge cache: {exc.strerror or exc}", path=cache.path))
-                        state["abort"] = True
+                        st.abort = True
                     return
             with lock:
-                state["consecutive"] = 0
-                state["done"] += len(idx)
+                st.consecutive = 0
+                st.done += len(idx)
                 for i in idx:
                     answers[i] = answer
 
@@ -897,25 +909,25 @@ def run_judge(
             for t in threads:
                 t.join(timeout=0.1)
                 with lock:
-                    snapshot = (state["done"], stats_now())
-                prog.update(*snapshot)
+                    done, now = st.done, stats_now()
+                prog.update(done, now)
     except KeyboardInterrupt:
         with lock:
-            state["abort"] = True
+            st.abort = True
         for t in threads:
             t.join()
         raise
     finally:
         with lock:
-            snapshot = (state["done"], stats_now())
-        prog.update(*snapshot, force=True)
+            done, now = st.done, stats_now()
+        prog.update(done, now, force=True)
         prog.close()
     if fatal:
         raise fatal[0]
-    if state["abort"]:
+    if st.abort:
         raise JudgeAborted(
-            f"judge run aborted after {state['consecutive']} consecutive failed calls "
-            f"(last: {state['last_error']}); answers so far are cached, rerun to resume",
+            f"judge run aborted after {st.consecutive} consecutive failed calls "
+            f"(last: {st.last_error}); answers so far are cached, rerun to resume",
             stats_now(),
         )
 
@@ -932,7 +944,7 @@ def run_judge(
             except UnparseableAnswer as exc:
                 parsed.append(exc.fallback)
                 unparseable += 1
-    stats = JudgeStats(counts["calls"], counts["cache_hits"], counts["failures"], unparseable)
+    stats = JudgeStats(st.calls, st.cache_hits, st.failures, unparseable)
     return JudgeResult(answers, parsed, errors, stats)
 
 

@@ -5,10 +5,12 @@ import importlib
 import importlib.util
 import os
 import struct
+import subprocess
 import sys
 
 import pytest
 
+from conftest import ROOT
 from judge_server import ChatServer
 from rageval_min import judges
 from rageval_min.errors import ScoringError
@@ -50,17 +52,32 @@ def test_missing_openai_names_the_pip_command(monkeypatch):
 
 
 def test_missing_bert_score_names_the_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "bert_score", None)
     _drop_extra_modules(monkeypatch, "bertscore")
     mod = import_extra("bertscore", "rageval-min[bertscore]")
-    for missing in ("torch", "bert_score"):
-        monkeypatch.setitem(sys.modules, missing, None)
-        with pytest.raises(ScoringError) as info:
-            mod.BertScorer()
-        assert str(info.value) == (
-            f"this feature needs the Python package {missing.replace('_', '-')!r}; "
-            "install it with: pip install 'rageval-min[bertscore]'"
-        )
-        monkeypatch.delitem(sys.modules, missing)
+    with pytest.raises(ScoringError) as info:
+        mod.BertScorer()
+    assert str(info.value) == (
+        "this feature needs the Python package 'bert-score'; install it with: pip install 'rageval-min[bertscore]'"
+    )
+
+
+def test_missing_torch_names_the_pip_command():
+    # in a fresh interpreter, so that this process's torch is left alone
+    if importlib.util.find_spec("bert_score") is None:
+        pytest.skip("bert-score is not installed (it is the one that imports torch)")
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from rageval_min.judges import import_extra\n"
+        "from rageval_min.errors import ScoringError\n"
+        "try:\n    import_extra('bertscore', 'x').BertScorer()\n"
+        "except ScoringError as exc:\n    print(exc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.stdout.strip() == (
+        "this feature needs the Python package 'torch'; install it with: pip install 'rageval-min[bertscore]'"
+    ), proc.stderr
 
 
 # --------------------------------------------------------------------------- openai client
