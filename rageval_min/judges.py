@@ -97,12 +97,14 @@ __all__ = [
     "PromptTemplate",
     "ReplayJudge",
     "UnparseableAnswer",
+    "add_bertscore_options",
     "add_judge_options",
     "import_extra",
     "cache_key",
     "judge_from_args",
     "judge_from_spec",
     "run_judge",
+    "scorer_from_args",
     "template_signature",
     "templates_from_args",
 ]
@@ -1018,6 +1020,13 @@ class JudgeRunner:
             return builtin
         return PromptTemplate.from_file(path, builtin.fields, step=step)
 
+    def signature_params(self, templates: Mapping[str, "PromptTemplate"]) -> List[Tuple[str, object]]:
+        """``judge_model`` and ``judge_template`` for a family's signature."""
+        return [
+            ("judge_model", getattr(self.judge, "model", "") or "none"),
+            ("judge_template", template_signature(templates)),
+        ]
+
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
@@ -1230,3 +1239,40 @@ def judge_from_args(
         sleep=sleep,
         templates=templates,
     )
+
+
+def add_bertscore_options(parser: argparse.ArgumentParser) -> None:
+    """Add the BERTScore options (the ``bertscore`` extra) to a family's parser."""
+    g = parser.add_argument_group("BERTScore (extra: pip install 'rageval-min[bertscore]')")
+    g.add_argument(
+        "--bertscore", action="store_true",
+        help="compute the BERTScore-based metrics (default model microsoft/deberta-xlarge-mnli, layer 40)",
+    )
+    g.add_argument("--bertscore-model", metavar="NAME_OR_PATH", help="model name or local folder (implies --bertscore)")
+    g.add_argument("--bertscore-layers", type=_positive_int, metavar="N", help="layer to use (required for a local model)")
+    g.add_argument("--bertscore-baseline", metavar="FILE", help="rescaling baseline CSV (LAYER,P,R,F) for a local model")
+    g.add_argument("--bertscore-no-rescale", action="store_true", help="raw scores, no baseline rescaling")
+    g.add_argument("--bertscore-device", metavar="DEVICE", help="torch device (default: cuda when available, else cpu)")
+
+
+def scorer_from_args(args: argparse.Namespace) -> Optional[EmbeddingScorer]:
+    """The :class:`EmbeddingScorer` that :func:`add_bertscore_options` describe, or ``None``.
+
+    Loads ``rageval_min_extras.bertscore`` only when BERTScore was asked for;
+    a missing extra is a :class:`~rageval_min.errors.ScoringError` naming
+    the pip command.
+    """
+    model = getattr(args, "bertscore_model", None)
+    if not (getattr(args, "bertscore", False) or model):
+        return None
+    mod = import_extra("bertscore", "rageval-min[bertscore]")
+    kwargs: Dict[str, Any] = {
+        "rescale_with_baseline": not args.bertscore_no_rescale,
+        "baseline_path": args.bertscore_baseline,
+        "device": args.bertscore_device,
+    }
+    if model:
+        kwargs["model_type"] = model
+    scorer: EmbeddingScorer = mod.BertScorer(num_layers=args.bertscore_layers, **kwargs)
+    return scorer
+

@@ -428,10 +428,12 @@ def test_templates_from_args_and_runner_template(tmp_path):
 
 
 def test_runner_accumulates_stats_across_steps():
-    runner = judges.JudgeRunner(FunctionJudge(lambda p: p, identity="e"))
+    runner = judges.JudgeRunner(FunctionJudge(lambda p: p, identity="e", model="mini"))
     runner.run(["a", "b"])
     runner.run(["c", "c"])
     assert runner.stats == JudgeStats(calls=3, cache_hits=1, failures=0, unparseable=0)
+    t = PromptTemplate("{x}", ["x"])
+    assert runner.signature_params({"idk": t}) == [("judge_model", "mini"), ("judge_template", "builtin")]
 
 
 def test_add_judge_options_and_judge_from_args(server, tmp_path):

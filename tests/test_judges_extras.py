@@ -245,3 +245,29 @@ def test_bertscore_needs_layers_and_baseline_for_a_local_model(bertscore_env):
     d = mod.BertScorer.__init__.__kwdefaults__
     assert d["idf"] is False and d["rescale_with_baseline"] is True and d["lang"] == "en"
     assert mod.DEFAULT_MODEL == "microsoft/deberta-xlarge-mnli" and mod.DEFAULT_LAYERS == 40
+
+
+def test_bertscore_cli_options_build_the_scorer(bertscore_env, tmp_path):
+    import argparse
+
+    mod, path = bertscore_env
+    p = argparse.ArgumentParser()
+    judges.add_bertscore_options(p)
+    assert judges.scorer_from_args(p.parse_args([])) is None
+    scorer = judges.scorer_from_args(p.parse_args(["--bertscore-model", path, "--bertscore-layers", "6",
+                                                   "--bertscore-no-rescale", "--bertscore-device", "cpu"]))
+    assert scorer.identity == f"bertscore:model={path},layers=6,idf=false,rescale=none"
+    assert scorer(["same text"], ["same text"]).F[0] == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(ScoringError, match="no rescaling baseline"):
+        judges.scorer_from_args(p.parse_args(["--bertscore-model", path, "--bertscore-layers", "6"]))
+
+
+def test_bertscore_option_names_pip_command_when_missing(monkeypatch):
+    import argparse
+
+    monkeypatch.setitem(sys.modules, "bert_score", None)
+    _drop_extra_modules(monkeypatch, "bertscore")
+    p = argparse.ArgumentParser()
+    judges.add_bertscore_options(p)
+    with pytest.raises(ScoringError, match=r"pip install 'rageval-min\[bertscore\]'"):
+        judges.scorer_from_args(p.parse_args(["--bertscore"]))
