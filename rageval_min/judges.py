@@ -447,7 +447,8 @@ class ReplayJudge:
 
     An entry matches when its ``prompt_sha256`` and ``params`` equal the
     request's and, when ``model`` is given, its model too (the judge identity,
-    e.g. the server URL, does not matter).  No match is a
+    e.g. the server URL, does not matter).  Without ``model``, a cache that
+    holds a single model reports that model as :attr:`model`.  No match is a
     :class:`~rageval_min.errors.ScoringError`; so is a prompt recorded with
     different answers by several models when no model was given.
     """
@@ -462,12 +463,17 @@ class ReplayJudge:
         if not os.path.isfile(path):
             raise ScoringError("replay cache not found", path=path)
         self._index: Dict[Tuple[str, str], Dict[str, str]] = {}
+        models = set()
         for entry in JudgeCache.read_entries(path):
             ent_model = str(entry.get("model", ""))
             if self._want_model is not None and ent_model != self._want_model:
                 continue
+            models.add(ent_model)
             k = (str(entry.get("prompt_sha256", "")), _canonical(entry.get("params", {})))
             self._index.setdefault(k, {}).setdefault(ent_model, entry["answer"])
+        if self._want_model is None and len(models) == 1:
+            # one model in the cache: report it, so a replay's signature equals the live run's
+            self.model = next(iter(models))
 
     def __repr__(self) -> str:
         return f"ReplayJudge(path={self.path!r}, model={self.model!r})"

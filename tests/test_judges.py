@@ -336,6 +336,7 @@ def test_replay_matches_live_run_without_network(server, tmp_path, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket.socket, "connect", no_network)
     replay = judge_from_spec("replay:" + path)
+    assert replay.model == "test-model"
     res = run_judge(replay, prompts, params=params, cache=JudgeCache(path))
     assert res.answers == live.answers
     assert res.stats.calls == 3 and res.stats.failures == 0
@@ -358,6 +359,7 @@ def test_replay_ambiguous_models_need_a_model(tmp_path):
     cache.close()
     with pytest.raises(ScoringError, match="--judge-model"):
         run_judge(ReplayJudge(path), ["q"])
+    assert ReplayJudge(path).model == ""
     assert run_judge(ReplayJudge(path, model="m2"), ["q"]).answers == ["B"]
 
 
