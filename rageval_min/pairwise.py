@@ -1,0 +1,1128 @@
+"""Pairwise LLM-judge win rates, as in DevBench SubEval (``open-compass/DevBench@bb593c1``).
+
+Two stages, both pure functions over plain rows (``dict`` per table row):
+
+1. **Comparisons** (:func:`build_comparisons`, :func:`render_prompt`): every
+   question row of an input table is turned into judge inputs comparing a model
+   with the reference model ``refm``.  ``cmp_index`` is
+   ``"{index};{model in slot A};{model in slot B}"``.  ``dual`` mode emits both
+   presentation orders (refm first), ``random`` mode one order chosen by
+   numpy's legacy Mersenne Twister (``np.random.seed(seed)`` per model,
+   ``random() < 0.5`` keeps the normal order), emulated here with the stdlib.
+   Rows whose two answers are equal after ``strip()`` are exact matches (EM):
+   they are marked and never sent to a judge.
+2. **Scoring** (:func:`score`): judge outputs are parsed with the reference
+   regex ``(?:选择：|Choice: )([ABCD])`` (first match, A-D for every ``nopt``),
+   each row is paired with its swapped partner ``idx;Y;X``, and the reference's
+   two result families are computed:
+
+   * ``old_version``: ``win+halfdraw`` = (win + (C + D)/2) / total and
+     ``win+bothgood`` = (win + C) / total per model against refm, over
+     *consistent* rows only, per column ``Overall-lang``, ``EN`` (always equal
+     to ``Overall-lang``), each super task and each task, with numpy float32
+     arithmetic and float32 ``round(4)`` reproduced bit for bit;
+   * ``new_version``: per metric (text after the last ``-`` of the index) the
+     rate with ties ``(win + tie/2) / total`` and without ties
+     ``win / (total - tie)``, where an inconsistent row is a tie for both
+     sides and ``D`` is a loss for both (plain float64, int ``0`` on a zero
+     denominator);
+
+   plus answer-length statistics (numpy pairwise mean and population std).
+
+Reference quirks reproduced by default (see the spec, ``pairwise.md``):
+
+* a row whose partner is absent (partner unparseable, failed, random mode) is
+  *consistent* (an "orphan") and counts as one decisive vote;
+* C or D from a 2-option judge is accepted and scored;
+* EM rows disappear from every rate (they are not ties);
+* duplicate ``cmp_index``: the last prediction wins for the partner look-up;
+* a task filter is a substring test, so ``uml_class`` matches both
+  ``uml_class-general`` and ``uml_class-faithfulness``;
+* old-version cells where the pair has no comparison are ``0.0``, not NaN;
+* a missing answer becomes the text ``"nan"``; a missing guidance leaves the
+  literal ``<Evaluating Guidance>`` placeholder in the prompt.
+
+Where the reference crashes, :func:`score` returns the spec's defined value and
+a diagnostic (judge text that pandas would read as NaN, no consistent or no
+inconsistent rows, refm without consistent rows, no non-EM rows) or raises
+:class:`~rageval_min.errors.ScoringError` naming the ``cmp_index``
+(malformed ``cmp_index``, too many API failures).
+
+Missing values follow pandas' reading rule on every input format: ``None``,
+float NaN, the empty string and pandas' default NA tokens (``NA``, ``nan``,
+``NULL``, ``N/A``, ...) are "missing".  Other cells are kept as text: pandas
+would re-type a cell that is a bare number (``1.50`` -> ``1.5``) when the
+reference re-reads its own TSV; that difference is not emulated.
+"""
+
+import csv
+import hashlib
+import json
+import math
+import random
+import re
+import struct
+from collections import OrderedDict
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional,
+                    Sequence, Set, Tuple)
+
+from ._signature import make_signature
+from .errors import ScoringError
+
+__all__ = [
+    "REFERENCE", "FAIL_MESSAGE", "EM_MARKER", "RECORD_COLUMNS", "VARIANTS", "EXTRAS",
+    "PLACEHOLDERS", "Comparison", "PairwiseResult",
+    "f32", "round4_f32", "np_sum", "np_mean", "np_std", "legacy_numpy_random",
+    "is_missing", "read_table", "build_comparisons", "infer_input_tsv", "builtin_template", "load_template",
+    "template_id", "render_prompt", "extract_choice", "find_consistency", "old_version_tables",
+    "new_version_rates", "length_stats", "log_lines", "score",
+]
+
+REFERENCE = "open-compass/DevBench@bb593c1"
+FAIL_MESSAGE = "Failed to obtain answer via API."
+EM_MARKER = "EM"
+RECORD_COLUMNS = ("cmp_index", "question", "answer1", "answer2", "A", "B",
+                  "reference_answer", "evaluating_guidance", "task")
+#: Columns that are never the judge column when it is guessed.
+_NOT_JUDGE = set(RECORD_COLUMNS) | {"extracted", "prompt", "exact_match"}
+VARIANTS = ("choice_lenient", "letters_by_nopt", "orphans_excluded", "float64_tables",
+            "macro_average", "strict_ids")
+EXTRAS = ("conservative_win_rate", "per_model_consistency", "unparseable_share")
+GUIDANCE_PLACEHOLDER = "<Evaluating Guidance>"
+#: Placeholders understood in a judge template (see :func:`load_template`).
+PLACEHOLDERS = (GUIDANCE_PLACEHOLDER, "{{question}}", "{{answer1}}", "{{answer2}}",
+                "{{reference_answer}}", "{{#reference_answer}}", "{{/reference_answer}}")
+
+#: pandas' default NA tokens (``read_csv``/``read_excel`` with ``keep_default_na``).
+PANDAS_NA_TOKENS = frozenset([
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+])
+
+_CHOICE_RE = re.compile("(?:选择：|Choice: )([ABCD])")
+_CHOICE_LENIENT_RE = re.compile(
+    r"(?:选择\s*[：:]|choice\s*[:：])\s*[*_`]*\s*([abcd])\b", re.IGNORECASE)
+_LETTERS_BY_NOPT = {2: "AB", 3: "ABC", 4: "ABCD"}
+_CONSISTENT_PAIRS = frozenset([("A", "B"), ("B", "A"), ("C", "C"), ("D", "D")])
+
+
+# --------------------------------------------------------------------------- numerics
+
+_F32 = struct.Struct("f")
+
+
+def f32(x: float) -> float:
+    """Round a double to the nearest float32 (ties to even) and widen it back.
+
+    >>> f32(0.1)
+    0.10000000149011612
+    """
+    value: float = _F32.unpack(_F32.pack(x))[0]
+    return value
+
+
+def round4_f32(x: float) -> float:
+    """numpy's ``round(4)`` on a float32 value: ``f32(rint(f32(x*10000)) / 10000)``.
+
+    Differs from float64 ``round(x, 4)`` on ties such as 1/160:
+
+    >>> round4_f32(f32(f32(1 / 80) / 2)), round(1 / 160, 4)
+    (0.006200000178068876, 0.0063)
+    """
+    y = f32(x * 10000.0)
+    return f32(float(round(y)) / 10000.0)
+
+
+def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
+    # numpy's pairwise summation kernel (block 128, 8-way unrolled).
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo:lo + 8]
+        i = 8
+        stop = n - n % 8
+        while i < stop:
+            j = lo + i
+            r0 += a[j]
+            r1 += a[j + 1]
+            r2 += a[j + 2]
+            r3 += a[j + 3]
+            r4 += a[j + 4]
+            r5 += a[j + 5]
+            r6 += a[j + 6]
+            r7 += a[j + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for k in range(lo + stop, lo + n):
+            res += a[k]
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+def np_sum(values: Sequence[float], *, buffered: Optional[bool] = None) -> float:
+    """``np.sum`` of a float64 or int64 array, bit for bit.
+
+    The reduction starts from 0.0.  A float64 array is summed in one pairwise
+    call; an int64 array is cast to float64 in 8192-element buffers, each
+    pairwise-summed and added in turn (``buffered``; by default when every
+    value is an int).
+
+    >>> np_sum([0.1] * 10), sum([0.1] * 10)
+    (1.0, 0.9999999999999999)
+    """
+    if buffered is None:
+        buffered = all(isinstance(v, int) for v in values)
+    a = [float(v) for v in values]
+    if not buffered:
+        return 0.0 + _pairwise(a, 0, len(a))
+    total = 0.0
+    for start in range(0, len(a), 8192):
+        total += _pairwise(a, start, min(8192, len(a) - start))
+    return total
+
+
+def np_mean(values: Sequence[float]) -> float:
+    """``np.mean``: ``np_sum / n`` (NaN for an empty list, as numpy)."""
+    if not values:
+        return math.nan
+    return np_sum(values) / len(values)
+
+
+def np_std(values: Sequence[float]) -> float:
+    """``np.std`` with ``ddof=0`` (population), numpy's two-pass algorithm.
+
+    >>> np_std([1, 2, 3, 4])
+    1.118033988749895
+    """
+    if not values:
+        return math.nan
+    m = np_mean(values)
+    sq = [(float(v) - m) * (float(v) - m) for v in values]
+    return math.sqrt(np_sum(sq, buffered=False) / len(values))
+
+
+def legacy_numpy_random(seed: int) -> random.Random:
+    """A :class:`random.Random` in the state of ``np.random.seed(seed)``.
+
+    numpy's legacy seeding runs the classic MT19937 ``init_genrand`` on the
+    32-bit seed, and ``np.random.random()`` is the same 53-bit draw as the
+    stdlib's ``random()``, so the stdlib generator can be put in that state.
+
+    >>> round(legacy_numpy_random(0).random(), 12)
+    0.548813503927
+    """
+    if seed < 0 or seed > 0xFFFFFFFF:
+        raise ScoringError(f"seed must be in 0..2**32-1 for numpy's legacy generator, got {seed}")
+    mt = [0] * 624
+    mt[0] = seed
+    for i in range(1, 624):
+        prev = mt[i - 1]
+        mt[i] = (1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF
+    rng = random.Random()
+    rng.setstate((3, tuple(mt) + (624,), None))
+    return rng
+
+
+# --------------------------------------------------------------------------- tables
+
+def is_missing(value: Any) -> bool:
+    """pandas' NA rule: None, NaN, or a string that is one of the default NA tokens.
+
+    >>> [is_missing(v) for v in (None, float("nan"), "", "NA", "n/a", " NA", "0")]
+    [True, True, True, True, True, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, str):
+        return value in PANDAS_NA_TOKENS
+    return False
+
+
+def _as_text(value: Any) -> str:
+    """``str()`` of a cell as the reference sees it after pandas: missing -> ``"nan"``."""
+    if is_missing(value):
+        return "nan"
+    return str(value)
+
+
+def read_table(path: str) -> List[Tuple[int, Dict[str, Any]]]:
+    """Read an input table or a record: ``.xlsx`` (first sheet, stdlib reader),
+    or ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.json`` (the shared readers).
+
+    Returns ``[(line or sheet row, {column: value})]``.  Cell text is kept as
+    is; missing values are decided later with :func:`is_missing`.
+    """
+    if path.lower().endswith(".xlsx"):
+        from ._xlsx import read_xlsx_records
+        return read_xlsx_records(path)
+    from ._io import iter_records
+    return list(iter_records(path))
+
+
+# --------------------------------------------------------------------------- comparisons
+
+class Comparison(NamedTuple):
+    """One judge input: the reference's 9 infer-input columns plus the EM mark.
+
+    ``reference_answer`` and ``evaluating_guidance`` are kept as read (``None``
+    when missing); ``question`` and the answers are stripped strings.
+    """
+
+    cmp_index: str
+    question: str
+    answer1: str
+    answer2: str
+    A: str
+    B: str
+    reference_answer: Optional[str]
+    evaluating_guidance: Optional[str]
+    task: Optional[str]
+    exact_match: bool
+
+    def as_record(self) -> "OrderedDict[str, Any]":
+        """The 9 reference columns plus ``exact_match`` (JSON-ready)."""
+        d: "OrderedDict[str, Any]" = OrderedDict()
+        for k in RECORD_COLUMNS:
+            d[k] = getattr(self, k)
+        d["exact_match"] = self.exact_match
+        return d
+
+
+def _cell_str(value: Any) -> Optional[str]:
+    if is_missing(value):
+        return None
+    return _as_text(value)
+
+
+def _check_id(part: str, what: str, record: str) -> None:
+    if ";" in part:
+        raise ScoringError(f"{what} contains ';', which breaks cmp_index parsing (strict_ids)",
+                           record=record)
+
+
+def build_comparisons(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    refm: str,
+    models: Optional[Sequence[str]] = None,
+    mode: str = "dual",
+    seed: int = 2680,
+    strict_ids: bool = False,
+    diagnostics: Optional[List[str]] = None,
+) -> List[Comparison]:
+    """Comparisons of every model in ``models`` against ``refm``, reference order.
+
+    ``rows`` are the input-table rows (columns ``question``, ``index``,
+    ``evaluating_guidance``, optional ``task``, ``reference_answer`` and one
+    ``answer-{model}`` per model).  ``models`` defaults to every answer column
+    except refm, in column order (the reference requires ``--model``; passing
+    refm itself, as its README example does, yields EM rows).  Per model, in
+    table order: ``dual`` gives the normal row (refm in slot A) then the
+    reversed one; ``random`` gives one of them (numpy legacy generator seeded
+    with ``seed`` again for every model).  A negative ``seed`` swaps model and
+    refm and uses ``abs(seed)``, as the reference does.  Answers are
+    ``str()``-ed before the missing test (a missing answer is ``"nan"``) and
+    stripped, as is the question.
+    """
+    if mode not in ("dual", "random"):
+        raise ScoringError(f"mode must be 'dual' or 'random', got {mode!r}")
+    if not rows:
+        raise ScoringError("the input table has no rows")
+    columns: List[str] = []
+    for r in rows:
+        for k in r:
+            if k not in columns:
+                columns.append(k)
+    for need in ("question", "index", "evaluating_guidance"):
+        if need not in columns:
+            raise ScoringError(f"the input table has no {need!r} column", field=need)
+    if "reference_answer" not in columns and diagnostics is not None:
+        diagnostics.append("input has no 'reference_answer' column: treated as empty "
+                           "(the reference raises KeyError)")
+    available = [c[7:] for c in columns if c.startswith("answer-")]
+    if refm not in available:
+        raise ScoringError(f"no 'answer-{refm}' column for the reference model", field="refm")
+    if models is None:
+        models = [m for m in available if m != refm]
+    for m in models:
+        if m not in available:
+            raise ScoringError(f"no 'answer-{m}' column", field="model")
+    out: List[Comparison] = []
+    for model in models:
+        m, ref, s = model, refm, seed
+        if s < 0:
+            s = -s
+            m, ref = ref, m
+        rng = legacy_numpy_random(s) if mode == "random" else None
+        for line_no, row in enumerate(rows, start=1):
+            index_v = row.get("index")
+            if is_missing(index_v):
+                raise ScoringError("missing 'index'", record=f"row {line_no}", field="index")
+            index = _as_text(index_v)
+            if strict_ids:
+                _check_id(index, "index", f"index={index}")
+                _check_id(m, "model name", f"index={index}")
+                _check_id(ref, "model name", f"index={index}")
+            q = row.get("question")
+            if is_missing(q):
+                raise ScoringError("missing 'question' (the reference fails on .strip())",
+                                   record=f"index={index}", field="question")
+            question = _as_text(q).strip()
+            ans_ref = _as_text(row.get("answer-" + ref)).strip()
+            ans_m = _as_text(row.get("answer-" + m)).strip()
+            refa = _cell_str(row.get("reference_answer"))
+            guid = _cell_str(row.get("evaluating_guidance"))
+            task = _cell_str(row.get("task"))
+            normal = Comparison(f"{index};{ref};{m}", question, ans_ref, ans_m, ref, m, refa,
+                                guid, task, ans_ref == ans_m)
+            reverse = Comparison(f"{index};{m};{ref}", question, ans_m, ans_ref, m, ref, refa,
+                                 guid, task, ans_ref == ans_m)
+            if rng is None:
+                out.append(normal)
+                out.append(reverse)
+            else:
+                out.append(normal if rng.random() < 0.5 else reverse)
+    return out
+
+
+def infer_input_tsv(comparisons: Iterable[Comparison], fh: Any) -> None:
+    """Write the reference's infer-input TSV (pandas ``to_csv(sep='\\t', index=False)``):
+    the 9 columns, minimal quoting, missing values as empty cells."""
+    w = csv.writer(fh, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    w.writerow(RECORD_COLUMNS)
+    for c in comparisons:
+        w.writerow(["" if getattr(c, k) is None else getattr(c, k) for k in RECORD_COLUMNS])
+
+
+# --------------------------------------------------------------------------- prompts
+
+_OUR_OPTIONS = {
+    2: ("Pick exactly one option:\n"
+        "A: Response 1 is the better of the two.\n"
+        "B: Response 2 is the better of the two.\n"),
+    3: ("Pick exactly one option:\n"
+        "A: Response 1 is the better of the two.\n"
+        "B: Response 2 is the better of the two.\n"
+        "C: Neither is better; they are of equal quality.\n"),
+    4: ("Pick exactly one option:\n"
+        "A: Response 1 is acceptable and Response 2 is not.\n"
+        "B: Response 2 is acceptable and Response 1 is not.\n"
+        "C: Both responses are acceptable.\n"
+        "D: Neither response is acceptable.\n"
+        "When both are acceptable but one is stronger, still pick C and name the stronger one "
+        "in your reasons; pick A or B only when one of them is not acceptable.\n"),
+}
+
+_OUR_HEAD = (
+    "You are reviewing two candidate responses to the same software-design request. "
+    "Judge them only against the criteria below.\n\n"
+    "Criteria:\n<Evaluating Guidance>\n"
+    "Also apply these rules: a response that leaves out required parts is weak; needless "
+    "length or repetition counts against a response; clear, well-organised formatting is a "
+    "plus.\n\n"
+    "Be fair and neutral: the order in which the responses are shown, their length and the "
+    "names used in them must not influence you.\n\n"
+)
+
+_OUR_TAIL = (
+    "\nGive your verdict first and then explain it, weighing both responses equally. "
+    "Answer in exactly this format:\n"
+    "Choice: <one letter>\n"
+    "Reason:\n1. <first reason>\n2. <second reason>\n...\n\n"
+    "Request:\n<<<\n{{question}}\n>>>\n\n"
+    "Response 1:\n<<<\n{{answer1}}\n>>>\n\n"
+    "Response 2:\n<<<\n{{answer2}}\n>>>\n"
+    "{{#reference_answer}}\nReference answer:\n<<<\n{{reference_answer}}\n>>>\n"
+    "{{/reference_answer}}"
+)
+
+
+def builtin_template(nopt: int = 2) -> str:
+    """The project's own judge prompt for ``nopt`` 2, 3 or 4, in template syntax."""
+    if nopt not in _OUR_OPTIONS:
+        raise ScoringError(f"nopt must be 2, 3 or 4, got {nopt}", field="nopt")
+    return _OUR_HEAD + _OUR_OPTIONS[nopt] + _OUR_TAIL
+
+
+_SECTION_RE = re.compile(r"\{\{#reference_answer\}\}(.*?)\{\{/reference_answer\}\}", re.DOTALL)
+_SLOT_RE = re.compile(r"<Evaluating Guidance>|\{\{(question|answer1|answer2|reference_answer)\}\}")
+_ANY_MUSTACHE = re.compile(r"\{\{[#/]?([^{}]*)\}\}")
+
+
+def load_template(text: str, *, path: Optional[str] = None) -> str:
+    """Validate a judge template and return it.
+
+    Placeholders (replaced in one pass, so inserted text is never re-scanned):
+
+    * ``<Evaluating Guidance>``: the row's guidance; when the guidance is
+      missing the placeholder is left in the prompt, as the reference does;
+    * ``{{question}}``, ``{{answer1}}`` (Response 1 = slot A),
+      ``{{answer2}}`` (Response 2 = slot B), ``{{reference_answer}}``;
+    * ``{{#reference_answer}} ... {{/reference_answer}}``: kept only when the
+      row has a reference answer (the reference appends that block only then).
+
+    ``{{question}}``, ``{{answer1}}`` and ``{{answer2}}`` are required; any
+    other ``{{...}}`` is an error.  To reproduce a published DevBench run,
+    write the published prefix, option block and suffix with the appended
+    Question / Response / Reference blocks into one file using these slots.
+    """
+    known = {"question", "answer1", "answer2", "reference_answer"}
+    for m in _ANY_MUSTACHE.finditer(text):
+        if m.group(1) not in known:
+            raise ScoringError(f"unknown placeholder {m.group(0)!r} in the judge template",
+                               path=path)
+    for need in ("{{question}}", "{{answer1}}", "{{answer2}}"):
+        if need not in text:
+            raise ScoringError(f"the judge template has no {need} placeholder", path=path)
+    if text.count("{{#reference_answer}}") != text.count("{{/reference_answer}}"):
+        raise ScoringError("unbalanced {{#reference_answer}} section in the judge template",
+                           path=path)
+    return text
+
+
+def template_id(template: Optional[str]) -> str:
+    """``builtin`` or the first 12 hex digits of the template's sha256 (for the signature)."""
+    if template is None:
+        return "builtin"
+    return hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
+
+
+def render_prompt(comparison: Comparison, *, nopt: int = 2, template: Optional[str] = None) -> str:
+    """The judge prompt of one comparison.
+
+    Values are taken as the reference sees them after re-reading its
+    infer-input TSV with pandas: a missing question or answer reads as
+    ``nan``, a missing guidance keeps the placeholder, a missing reference
+    answer drops the reference block.
+    """
+    tpl = builtin_template(nopt) if template is None else template
+    refa = comparison.reference_answer
+    has_ref = not is_missing(refa)
+    tpl = _SECTION_RE.sub((lambda m: m.group(1)) if has_ref else "", tpl)
+    guidance = comparison.evaluating_guidance
+    values = {
+        "question": _as_text(comparison.question),
+        "answer1": _as_text(comparison.answer1),
+        "answer2": _as_text(comparison.answer2),
+        "reference_answer": _as_text(refa),
+    }
+
+    def fill(m: "re.Match[str]") -> str:
+        if m.group(1) is None:
+            return GUIDANCE_PLACEHOLDER if is_missing(guidance) else str(guidance)
+        return values[m.group(1)]
+
+    return _SLOT_RE.sub(fill, tpl)
+
+
+# --------------------------------------------------------------------------- extraction
+
+def extract_choice(text: Any, *, nopt: int = 2, lenient: bool = False,
+                   letters_by_nopt: bool = False) -> Optional[str]:
+    """The judge's choice letter, or ``None``.
+
+    Reference rule: the first match of ``(?:选择：|Choice: )([ABCD])``
+    anywhere in the text; A-D are accepted whatever ``nopt`` is.
+
+    >>> extract_choice("Reason first.\\nChoice: B\\nChoice: A")
+    'B'
+    >>> [extract_choice(s) for s in ("Choice:A", "choice: A", "Choice: **A**", "选择：C")]
+    [None, None, None, 'C']
+    >>> extract_choice("Choice: **a**", lenient=True)
+    'A'
+    >>> extract_choice("Choice: D", nopt=2, letters_by_nopt=True) is None
+    True
+    """
+    if not isinstance(text, str):
+        return None
+    if lenient:
+        m = _CHOICE_LENIENT_RE.search(text)
+        letter = m.group(1).upper() if m else None
+    else:
+        m = _CHOICE_RE.search(text)
+        letter = m.group(1) if m else None
+    if letter is not None and letters_by_nopt and letter not in _LETTERS_BY_NOPT.get(nopt, "ABCD"):
+        return None
+    return letter
+
+
+# --------------------------------------------------------------------------- scoring rows
+
+class _Row(NamedTuple):
+    pos: int
+    cmp_index: str
+    idx: str
+    part1: str
+    part2: str
+    A: str
+    B: str
+    task: Optional[str]
+    answer1: str
+    answer2: str
+    judgment: Optional[str]
+    choice: Optional[str]
+
+
+def _split_cmp(cmp_index: str, strict: bool, diags: List[str]) -> Tuple[str, str, str]:
+    parts = cmp_index.split(";")
+    if len(parts) < 3:
+        raise ScoringError("cmp_index must look like '{index};{model A};{model B}'",
+                           record=f"cmp_index={cmp_index}", field="cmp_index")
+    if len(parts) > 3:
+        if strict:
+            raise ScoringError("cmp_index has more than 3 ';'-separated parts (strict_ids)",
+                               record=f"cmp_index={cmp_index}", field="cmp_index")
+        diags.append(f"cmp_index={cmp_index}: more than 3 ';'-separated parts; parsed as the "
+                     "reference does (parts 0, 1 and 2)")
+    return parts[0], parts[1], parts[2]
+
+
+def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool = False
+                     ) -> List[Optional[bool]]:
+    """Swap-consistency of ``(cmp_index, choice)`` rows (extracted, non-EM rows).
+
+    Reference rule: ``pred`` maps cmp_index to its choice (last one wins); the
+    partner of ``idx;X;Y`` is ``idx;Y;X``.  Without a partner a row is
+    consistent (``orphans_excluded``: ``None``, i.e. neither).  Otherwise it
+    is consistent iff the pair of letters is (A,B), (B,A), (C,C) or (D,D).
+
+    >>> find_consistency([("q;r;m", "A"), ("q;m;r", "B"), ("p;r;m", "A"), ("p;m;r", "A"),
+    ...                   ("o;r;m", "C")])
+    [True, True, False, False, True]
+    """
+    pred: Dict[str, str] = {}
+    for k, o in rows:
+        pred[k] = o
+    out: List[Optional[bool]] = []
+    for k, o in rows:
+        parts = k.split(";")
+        if len(parts) < 3:
+            raise ScoringError("cmp_index must look like '{index};{model A};{model B}'",
+                               record=f"cmp_index={k}", field="cmp_index")
+        kct = f"{parts[0]};{parts[2]};{parts[1]}"
+        if kct not in pred:
+            out.append(None if orphans_excluded else True)
+        else:
+            out.append((pred[k], pred[kct]) in _CONSISTENT_PAIRS)
+    return out
+
+
+# --------------------------------------------------------------------------- old version
+
+def _task_columns(rows: Sequence[_Row]) -> Tuple[List[str], List[str]]:
+    tasks: Set[str] = set()
+    for r in rows:
+        if r.task is None:
+            continue
+        for piece in r.task.split(", "):
+            if piece:
+                tasks.add(piece)
+    suptasks = sorted({t.split("-")[0] for t in tasks})
+    return suptasks, sorted(tasks)
+
+
+def old_version_tables(rows: Sequence[_Row], *, refm: str, float64_tables: bool = False,
+                       diagnostics: Optional[List[str]] = None) -> "OrderedDict[str, Any]":
+    """``win+halfdraw`` and ``win+bothgood`` tables over consistent rows.
+
+    For model ``m`` against refm and a column filter, with counts over both
+    presentation orders: ``wr = win/T``, ``wff = C/T``, ``lff = D/T``;
+    ``win+halfdraw = wr + (wff + lff)/2`` and ``win+bothgood = wr + wff`` (D
+    stays in the denominator), every operation in float32, then numpy float32
+    ``round(4)``; ``0.0`` where ``T = 0``.  Columns: ``model``,
+    ``Overall-lang``, ``EN`` (same rows as Overall-lang), the sorted super tasks
+    (task text before the first ``-``), the sorted tasks; filters are substring
+    tests on the row's task string.  Rows are sorted by model name (the
+    reference order depends on the hash seed).  ``float64_tables``: plain
+    float64 and ``round(x, 4)``.
+    """
+    suptasks, tasks = _task_columns(rows)
+    columns = ["model", "Overall-lang", "EN"] + suptasks + tasks
+    models: Set[str] = set()
+    for r in rows:
+        models.add(r.A)
+        models.add(r.B)
+    tables: "OrderedDict[str, Any]" = OrderedDict()
+    names = ("win+halfdraw", "win+bothgood")
+    if refm not in models:
+        if diagnostics is not None:
+            diagnostics.append("old version: the reference model has no consistent rows; "
+                               "tables have no model rows (the reference fails an assertion)")
+        for n in names:
+            tables[n] = OrderedDict([("columns", columns), ("rows", [])])
+        return tables
+    filters: List[Optional[str]] = [None, None]
+    filters.extend(suptasks + tasks)
+    others = sorted(m for m in models if m != refm)
+    out_rows: Dict[str, List[List[Any]]] = {n: [] for n in names}
+    for m in others:
+        mine = [r for r in rows if (r.A == m and r.B == refm) or (r.A == refm and r.B == m)]
+        hd: List[Any] = [m]
+        bg: List[Any] = [m]
+        for flt in filters:
+            sel = mine if flt is None else [r for r in mine if r.task is not None and flt in r.task]
+            win = sum(1 for r in sel if (r.choice == "A" and r.A == m) or
+                      (r.choice == "B" and r.B == m))
+            both = sum(1 for r in sel if r.choice == "C")
+            neither = sum(1 for r in sel if r.choice == "D")
+            tot = len(sel)
+            if tot == 0:
+                hd.append(0.0)
+                bg.append(0.0)
+                continue
+            if float64_tables:
+                wr, wff, lff = win / tot, both / tot, neither / tot
+                hd.append(round(wr + (wff + lff) / 2.0, 4))
+                bg.append(round(wr + wff, 4))
+            else:
+                wr, wff, lff = f32(win / tot), f32(both / tot), f32(neither / tot)
+                hd.append(round4_f32(f32(wr + f32(f32(wff + lff) / 2.0))))
+                bg.append(round4_f32(f32(wr + wff)))
+        out_rows["win+halfdraw"].append(hd)
+        out_rows["win+bothgood"].append(bg)
+    for n in names:
+        tables[n] = OrderedDict([("columns", list(columns)), ("rows", out_rows[n])])
+    return tables
+
+
+# --------------------------------------------------------------------------- new version
+
+def _metric_of(idx: str) -> str:
+    return idx.rsplit("-", 1)[-1]
+
+
+def _count_new(consistent: Sequence[_Row], inconsistent: Sequence[_Row]
+               ) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, int]]:
+    cnt: Dict[str, int] = {}
+    tie: Dict[str, int] = {}
+    tot: Dict[str, int] = {}
+
+    def add(d: Dict[str, int], k: str) -> None:
+        d[k] = d.get(k, 0) + 1
+
+    for r in consistent:
+        k12 = f"{r.idx};{r.A};{r.B}"
+        k21 = f"{r.idx};{r.B};{r.A}"
+        if r.choice == "A":
+            add(cnt, k12)
+        elif r.choice == "B":
+            add(cnt, k21)
+        elif r.choice == "C":
+            add(tie, k12)
+            add(tie, k21)
+        add(tot, k12)
+        add(tot, k21)
+    for r in inconsistent:
+        k12 = f"{r.idx};{r.A};{r.B}"
+        k21 = f"{r.idx};{r.B};{r.A}"
+        add(tie, k12)
+        add(tie, k21)
+        add(tot, k12)
+        add(tot, k21)
+    return cnt, tie, tot
+
+
+def _rates(cnt: Mapping[str, float], tie: Mapping[str, float], tot: Mapping[str, float],
+           keys: Iterable[str]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    wt: Dict[str, Any] = {}
+    wo: Dict[str, Any] = {}
+    for k in keys:
+        c, t, n = cnt.get(k, 0), tie.get(k, 0), tot.get(k, 0)
+        wt[k] = (c + 0.5 * t) / n if n > 0 else 0
+        wo[k] = c / (n - t) if n - t > 0 else 0
+    return wt, wo
+
+
+def new_version_rates(consistent: Sequence[_Row], inconsistent: Sequence[_Row], *, refm: str,
+                      macro_average: bool = False,
+                      diagnostics: Optional[List[str]] = None) -> "OrderedDict[str, Any]":
+    """DevBench paper rates ``{"with_tie": {...}, "without_tie": {...}}``.
+
+    Per row (keys ``idx;X;Y``): a consistent row adds 1 to ``tot`` in both
+    directions and a win (A: slot A, B: slot B) or, for C, a tie in both
+    directions; D adds nothing else (a loss for both).  An inconsistent row is
+    a tie in both directions.  Counts are summed per ``metric;X;Y`` (metric =
+    text after the last ``-`` of the index) and reported for every key
+    containing refm as a substring: with tie ``(cnt + tie/2)/tot``, without
+    tie ``cnt/(tot - tie)``, int ``0`` on a zero denominator.  Keys sorted.
+    ``macro_average``: the per-index rates (where defined) are averaged
+    uniformly instead of summing counts.
+    """
+    if diagnostics is not None:
+        if not consistent and not inconsistent:
+            diagnostics.append("new version: no consistent and no inconsistent rows; rate maps "
+                               "are empty (the reference fails an assertion)")
+        elif not inconsistent:
+            diagnostics.append("new version: no inconsistent rows; rates come from the "
+                               "consistent rows alone (the reference fails an assertion)")
+        elif not consistent:
+            diagnostics.append("new version: no consistent rows; rates come from the "
+                               "inconsistent rows alone (the reference fails an assertion)")
+    cnt, tie, tot = _count_new(consistent, inconsistent)
+    if not macro_average:
+        mc: Dict[str, int] = {}
+        mt: Dict[str, int] = {}
+        mn: Dict[str, int] = {}
+        for src, dst in ((cnt, mc), (tie, mt), (tot, mn)):
+            for k, v in src.items():
+                prefix, model_part = k.split(";", 1)
+                nk = f"{_metric_of(prefix)};{model_part}"
+                dst[nk] = dst.get(nk, 0) + v
+        keys = sorted(k for k in mn if refm in k)
+        wt, wo = _rates(mc, mt, mn, keys)
+    else:
+        per_wt, per_wo = _rates(cnt, tie, tot, tot.keys())
+        groups: Dict[str, List[str]] = {}
+        for k in tot:
+            prefix, model_part = k.split(";", 1)
+            groups.setdefault(f"{_metric_of(prefix)};{model_part}", []).append(k)
+        keys = sorted(k for k in groups if refm in k)
+        wt, wo = {}, {}
+        for nk in keys:
+            a = [per_wt[k] for k in groups[nk] if tot[k] > 0]
+            b = [per_wo[k] for k in groups[nk] if tot[k] - tie.get(k, 0) > 0]
+            wt[nk] = sum(a) / len(a) if a else 0
+            wo[nk] = sum(b) / len(b) if b else 0
+    return OrderedDict([("with_tie", OrderedDict((k, wt[k]) for k in keys)),
+                        ("without_tie", OrderedDict((k, wo[k]) for k in keys))])
+
+
+# --------------------------------------------------------------------------- lengths
+
+def length_stats(rows: Sequence[_Row], *, length: Optional[Callable[[str], int]] = None
+                 ) -> List[List[Any]]:
+    """``[[model, mean, std], ...]`` of answer lengths over every record row.
+
+    Each row adds ``length(answer1)`` to model A and ``length(answer2)`` to
+    model B (EM, failed and unparseable rows included; a missing answer is
+    ``"nan"``).  Mean and population std follow numpy's pairwise summation.
+    Model order is first appearance, A before B.  ``length`` defaults to
+    ``len`` (characters); the reference counts tiktoken cl100k tokens.
+    """
+    fn = len if length is None else length
+    lens: "OrderedDict[str, List[int]]" = OrderedDict()
+    for r in rows:
+        lens.setdefault(r.A, []).append(fn(r.answer1))
+        lens.setdefault(r.B, []).append(fn(r.answer2))
+    return [[m, np_mean(v), np_std(v)] for m, v in lens.items()]
+
+
+# --------------------------------------------------------------------------- extras
+
+def _conservative(rows: Sequence[_Row], refm: str) -> "OrderedDict[str, Any]":
+    # FastChat / MT-Bench: one outcome per complete swapped pair; the second
+    # verdict is mapped back to model names; disagreement or C/D -> tie.
+    by_key: Dict[str, _Row] = {}
+    for r in rows:
+        by_key[r.cmp_index] = r
+    tallies: Dict[str, List[int]] = {}
+    seen: Set[str] = set()
+    for k, r in by_key.items():
+        if r.A != refm and r.B != refm:
+            continue
+        partner = f"{r.idx};{r.part2};{r.part1}"
+        if k in seen or partner not in by_key or partner == k:
+            continue
+        seen.add(k)
+        seen.add(partner)
+        p = by_key[partner]
+
+        def winner(x: _Row) -> Optional[str]:
+            return x.A if x.choice == "A" else x.B if x.choice == "B" else None
+
+        g1, g2 = winner(r), winner(p)
+        model = r.B if r.A == refm else r.A
+        t = tallies.setdefault(model, [0, 0, 0])
+        if g1 is None or g1 != g2:
+            t[2] += 1
+        elif g1 == model:
+            t[0] += 1
+        else:
+            t[1] += 1
+    out: "OrderedDict[str, Any]" = OrderedDict()
+    for model in sorted(tallies):
+        w, lo, ti = tallies[model]
+        n = w + lo + ti
+        out[model] = OrderedDict([
+            ("win", w), ("loss", lo), ("tie", ti),
+            ("win_rate", w / n if n else None),
+            ("win_rate_adjusted", (w + 0.5 * ti) / n if n else None),
+        ])
+    return out
+
+
+def _per_model_consistency(rows: Sequence[_Row], status: Sequence[Optional[bool]], refm: str
+                           ) -> "OrderedDict[str, Any]":
+    acc: Dict[str, List[int]] = {}
+    for r, s in zip(rows, status):
+        if s is None:
+            continue
+        for m in {r.A, r.B}:
+            if m == refm:
+                continue
+            a = acc.setdefault(m, [0, 0])
+            a[1] += 1
+            if s:
+                a[0] += 1
+    return OrderedDict((m, OrderedDict([("consistent", c), ("extracted", t),
+                                        ("consistency_rate", c / t if t else None)]))
+                       for m, (c, t) in sorted(acc.items()))
+
+
+# --------------------------------------------------------------------------- driver
+
+class PairwiseResult(NamedTuple):
+    """What :func:`score` returns; ``result`` is the JSON payload."""
+
+    signature: str
+    result: "OrderedDict[str, Any]"
+    metrics: "OrderedDict[str, float]"
+    diagnostics: List[str]
+    consistent_rows: List[Mapping[str, Any]]
+    inconsistent_rows: List[Mapping[str, Any]]
+
+
+def log_lines(counts: Mapping[str, Any]) -> List[str]:
+    """The reference's count lines (log lines 2-5), exactly.
+
+    >>> log_lines({"total": 8, "failed": 0, "non_exact": 8, "extracted": 8,
+    ...            "consistent": 8})[1]
+    'Total comparisons: 8. Non exact matches:  8'
+    """
+    n, f, m, s, c = (counts["total"], counts["failed"], counts["non_exact"],
+                     counts["extracted"], counts["consistent"])
+    rate = f"{s / m * 100:.2f}" if m else "nan"
+    out = [f"Total comparisons: {n}. Failed to response: {f}",
+           f"Total comparisons: {n}. Non exact matches:  {m}",
+           f"Extracted {s} answers from the responses (extraction success rate {rate}%)"]
+    t = counts.get("consistency_total", s)
+    if c != t:
+        out.append(f"{c} out of {t} answers are consistent. (A vs. B <-> B vs. A) "
+                   f"The consistent rate is {c / t * 100:.2f}%")
+    return out
+
+
+def _guess_judge_column(columns: Sequence[str]) -> str:
+    cands = [c for c in columns if c not in _NOT_JUDGE]
+    if len(cands) == 1:
+        return cands[0]
+    if not cands:
+        raise ScoringError("the record has no judge column (a column besides the "
+                           f"{len(RECORD_COLUMNS)} comparison columns)", field="judge_column")
+    raise ScoringError("cannot tell which column holds the judge output "
+                       f"(candidates: {', '.join(cands)}); pass --judge-column",
+                       field="judge_column")
+
+
+def _guess_refm(rows: Sequence[_Row]) -> str:
+    common: Optional[Set[str]] = None
+    for r in rows:
+        pair = {r.A, r.B}
+        common = pair if common is None else common & pair
+    if common and len(common) == 1:
+        return next(iter(common))
+    raise ScoringError("cannot infer the reference model (no single model is in every "
+                       "comparison); pass --refm", field="refm")
+
+
+def score(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    nopt: int = 2,
+    refm: Optional[str] = None,
+    judge_column: Optional[str] = None,
+    variants: Sequence[str] = (),
+    extras: Sequence[str] = (),
+    length: Optional[Callable[[str], int]] = None,
+    length_unit: str = "chars",
+    failure_cnt: int = 5,
+    judge_template: Optional[str] = None,
+) -> PairwiseResult:
+    """Score judge records (the reference's ``record_{judge}_{nopt}.tsv`` rows).
+
+    ``records`` hold the 9 comparison columns and a judge column (raw judge
+    text, ``EM``, or the API fail message); a row with ``exact_match`` true and
+    no judge text is taken as ``EM``.  ``refm`` defaults to the one model
+    present in every comparison; ``judge_column`` to the only extra column.
+
+    Result keys, in order: ``refm``, ``judge_column``, ``nopt``, ``counts``
+    (``total`` N incl. EM, ``failed`` F, ``non_exact`` M, ``extracted`` S,
+    ``extraction_rate`` S/M, ``consistent`` C, ``consistency_rate`` C/T with T
+    the extracted rows), ``old_version``, ``new_version``, ``length_stats``,
+    then the requested ``extras``: ``conservative_win_rate`` (FastChat rule per
+    complete swapped pair), ``per_model_consistency``, ``unparseable_share``
+    (rows the judge answered but whose choice could not be read, over the
+    non-EM rows that are not API failures).
+
+    Raises :class:`ScoringError` when ``failed >= failure_cnt`` (the reference
+    exits), naming the failed ``cmp_index`` values, or for a malformed
+    ``cmp_index``.
+    """
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        raise ScoringError(f"unknown variant(s) {', '.join(bad)}; known: {', '.join(VARIANTS)}",
+                           field="variant")
+    bad = [e for e in extras if e not in EXTRAS]
+    if bad:
+        raise ScoringError(f"unknown extra(s) {', '.join(bad)}; known: {', '.join(EXTRAS)}",
+                           field="extra")
+    if nopt not in (2, 3, 4):
+        raise ScoringError(f"nopt must be 2, 3 or 4, got {nopt}", field="nopt")
+    vset = set(variants)
+    diags: List[str] = []
+    if not records:
+        raise ScoringError("the record has no rows")
+    columns: List[str] = []
+    for rec in records:
+        for k in rec:
+            if k not in columns:
+                columns.append(k)
+    for need in ("cmp_index", "A", "B", "answer1", "answer2"):
+        if need not in columns:
+            raise ScoringError(f"the record has no {need!r} column", field=need)
+    jcol = judge_column if judge_column is not None else _guess_judge_column(columns)
+    if jcol not in columns:
+        raise ScoringError(f"the record has no judge column {jcol!r}", field="judge_column")
+
+    rows: List[_Row] = []
+    missing_task = 0
+    for pos, rec in enumerate(records):
+        ci = rec.get("cmp_index")
+        if not isinstance(ci, str) or is_missing(ci):
+            raise ScoringError("missing or non-text cmp_index", record=f"row {pos + 1}",
+                               field="cmp_index")
+        idx, p1, p2 = _split_cmp(ci, "strict_ids" in vset, diags)
+        a, b = rec.get("A"), rec.get("B")
+        if is_missing(a) or is_missing(b):
+            raise ScoringError("missing model name in column A or B", record=f"cmp_index={ci}")
+        judgment = rec.get(jcol)
+        if is_missing(judgment):
+            if rec.get("exact_match") is True and judgment is None:
+                judgment = EM_MARKER
+            else:
+                diags.append(f"cmp_index={ci}: judge text is empty or an NA token; counted as "
+                             "unparseable (the reference raises TypeError)")
+                judgment = None
+        elif not isinstance(judgment, str):
+            judgment = str(judgment)
+        task = _cell_str(rec.get("task"))
+        if task is None:
+            missing_task += 1
+        rows.append(_Row(pos, ci, idx, p1, p2, str(a), str(b), task,
+                         _as_text(rec.get("answer1")), _as_text(rec.get("answer2")),
+                         judgment, None))
+    if missing_task:
+        diags.append(f"{missing_task} row(s) have no task: in the old version they count in "
+                     "Overall-lang/EN only, the new version counts them by index "
+                     "(the reference fails on them)")
+    if refm is None:
+        refm = _guess_refm(rows)
+
+    total = len(rows)
+    failed = [r.cmp_index for r in rows
+              if isinstance(r.judgment, str) and FAIL_MESSAGE in r.judgment]
+    if len(failed) >= failure_cnt:
+        raise ScoringError(
+            f"{len(failed)} judge calls failed (limit {failure_cnt}; the reference exits): "
+            + ", ".join(failed), field=jcol)
+    non_em = [r for r in rows if r.judgment != EM_MARKER]
+    lenient = "choice_lenient" in vset
+    by_nopt = "letters_by_nopt" in vset
+    extracted: List[_Row] = []
+    unparseable = 0
+    for r in non_em:
+        ch = extract_choice(r.judgment, nopt=nopt, lenient=lenient, letters_by_nopt=by_nopt)
+        if ch is None:
+            if not (isinstance(r.judgment, str) and FAIL_MESSAGE in r.judgment):
+                unparseable += 1
+            continue
+        extracted.append(r._replace(choice=ch))
+    m_count, s_count = len(non_em), len(extracted)
+    if m_count == 0:
+        diags.append("no non-EM rows: extraction rate is null and the tables are empty "
+                     "(the reference fails)")
+    status = find_consistency([(r.cmp_index, r.choice or "") for r in extracted],
+                              orphans_excluded="orphans_excluded" in vset)
+    consistent = [r for r, s in zip(extracted, status) if s is True]
+    inconsistent = [r for r, s in zip(extracted, status) if s is False]
+    t_count = len(consistent) + len(inconsistent)
+
+    counts: "OrderedDict[str, Any]" = OrderedDict([
+        ("total", total), ("failed", len(failed)), ("non_exact", m_count),
+        ("extracted", s_count),
+        ("extraction_rate", s_count / m_count if m_count else None),
+        ("consistent", len(consistent)),
+        ("consistency_rate", len(consistent) / t_count if t_count else None),
+    ])
+    old = old_version_tables(consistent, refm=refm, float64_tables="float64_tables" in vset,
+                             diagnostics=diags)
+    new = new_version_rates(consistent, inconsistent, refm=refm,
+                            macro_average="macro_average" in vset, diagnostics=diags)
+    lstats = length_stats(rows, length=length)
+
+    result: "OrderedDict[str, Any]" = OrderedDict()
+    result["refm"] = refm
+    result["judge_column"] = jcol
+    result["nopt"] = nopt
+    result["counts"] = counts
+    result["old_version"] = old
+    result["new_version"] = new
+    result["length_stats"] = OrderedDict([("unit", length_unit),
+                                          ("columns", ["model", "mean", "std"]),
+                                          ("rows", lstats)])
+    metrics: "OrderedDict[str, float]" = OrderedDict()
+    for k, v in counts.items():
+        if v is not None:
+            metrics[k] = v
+    for name, table in old.items():
+        cols = table["columns"]
+        for row in table["rows"]:
+            for c, v in zip(cols[1:], row[1:]):
+                metrics[f"{name};{row[0]};{c}"] = v
+    for name, rates in new.items():
+        for k, v in rates.items():
+            metrics[f"{name};{k}"] = v
+    for m, mean, std in lstats:
+        metrics[f"length_mean;{m}"] = mean
+        metrics[f"length_std;{m}"] = std
+
+    if "conservative_win_rate" in extras:
+        cons = _conservative(extracted, refm)
+        result["conservative_win_rate"] = cons
+        for m, d in cons.items():
+            for k in ("win_rate", "win_rate_adjusted"):
+                if d[k] is not None:
+                    metrics[f"conservative_{k};{m}"] = d[k]
+    if "per_model_consistency" in extras:
+        pmc = _per_model_consistency(extracted, status, refm)
+        result["per_model_consistency"] = pmc
+        for m, d in pmc.items():
+            if d["consistency_rate"] is not None:
+                metrics[f"consistency_rate;{m}"] = d["consistency_rate"]
+    if "unparseable_share" in extras:
+        answered = m_count - len(failed)
+        share = unparseable / answered if answered else None
+        result["unparseable_share"] = OrderedDict([
+            ("unparseable", unparseable), ("answered", answered), ("share", share)])
+        if share is not None:
+            metrics["unparseable_share"] = share
+
+    def as_out(r: _Row) -> "OrderedDict[str, Any]":
+        rec = OrderedDict((k, records[r.pos].get(k)) for k in columns)
+        rec["extracted"] = r.choice
+        return rec
+
+    sig = make_signature("pairwise", REFERENCE, variants, [
+        ("nopt", nopt), ("refm", refm), ("lengths", length_unit),
+        ("judge_template", template_id(judge_template)),
+        ("extras", ",".join(sorted(set(extras))) or "none"),
+    ])
+    return PairwiseResult(sig, result, metrics, diags,
+                          [as_out(r) for r in consistent], [as_out(r) for r in inconsistent])

@@ -1,0 +1,342 @@
+"""CLI tests for ``rageval-min factuality ...`` (in-process and as a subprocess)."""
+
+import json
+import math
+import os
+import shutil
+
+import pytest
+
+from conftest import DATA, ROOT, run_cli, run_subprocess
+
+FDATA = os.path.join(DATA, "factuality")
+GOLD = os.path.join(ROOT, "gold_samples", "factuality")
+FIXTURE = os.path.join(FDATA, "run_eval_fixture.input.json")
+
+
+def _expected_text(k):
+    with open(os.path.join(FDATA, f"run_eval_fixture.expected.max_claim_{k}.json"), encoding="utf-8") as fh:
+        return json.load(fh)["output_json_text"]
+
+
+def _write(tmp_path, name, lines):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+# --- f1k -----------------------------------------------------------------------
+
+
+def test_f1k_gold_jsonl():
+    r = run_cli(["factuality", "f1k", "--input", os.path.join(GOLD, "counts.jsonl"), "--max-claims", "64"])
+    assert r.code == 0, r.err
+    with open(os.path.join(GOLD, "expected_f1k.jsonl"), encoding="utf-8") as fh:
+        assert r.out == fh.read()
+
+
+def test_f1k_per_line_errors_do_not_abort(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [
+        {"supported": 10, "not_supported": 8},
+        {"supported": 10, "not_supported": 8, "max_claims": 0},
+        {"supported": 0, "not_supported": -1},
+        {"supported": 5},
+        {"supported": 64, "not_supported": 0, "max_claims": None},
+    ])
+    r = run_cli(["factuality", "f1k", "--input", path])
+    assert r.code == 0, r.err
+    lines = [json.loads(x) for x in r.out.splitlines()]
+    assert len(lines) == 5
+    assert lines[0]["f1_at_k"] == 0.16949152542372883 and lines[0]["max_claims"] == 100
+    assert lines[1] == {"error": "max_claims must be positive."}
+    assert lines[2] == {"error": "Cannot have negative numbers of claims."}
+    assert "not_supported" in lines[3]["error"]
+    assert lines[4]["max_claims"] == 100 and lines[4]["recall_at_k"] == 0.64
+    assert list(lines[0]) == ["precision", "recall_at_k", "f1_at_k", "max_claims"]
+
+
+def test_f1k_int_zero_written_as_int(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [{"supported": 0, "not_supported": 3}])
+    r = run_cli(["factuality", "f1k", "--input", path])
+    assert '"f1_at_k": 0,' in r.out
+
+
+def test_f1k_k_rules_in_signature(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [{"supported": s, "not_supported": n} for s, n in
+                                        [(10, 2), (50, 14), (3, 0), (70, 8), (30, 4)]])
+    for rule, k in (("median", 34), ("max", 78), ("p25", 12), ("p100", 78)):
+        r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", rule, "--format", "json"])
+        assert r.code == 0, r.err
+        out = json.loads(r.out)
+        assert out["result"]["max_claims"] == k
+        assert f"|K={k}|k_rule=" in out["signature"]
+        assert all(line["max_claims"] == k for line in out["result"]["lines"])
+    r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", "median", "--format", "json"])
+    assert "k_rule=upper_median_of_S+NS" in json.loads(r.out)["signature"]
+    r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", "p200"])
+    assert r.code == 2 and "pNN" in r.err
+    r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", "banana"])
+    assert r.code == 2
+
+
+def test_f1k_gates_on_mean_and_ci(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [{"supported": 40 + i, "not_supported": i % 5} for i in range(30)])
+    base = ["factuality", "f1k", "--input", path, "--max-claims", "64", "--format", "json", "--seed", "3"]
+    r = run_cli(base + ["--gate", "f1_mean>=0.55"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    res = out["result"]
+    assert res["f1_mean_ci_low"] <= res["f1_mean"] <= res["f1_mean_ci_high"]
+    assert res["bootstrap"] == {"confidence": 0.95, "low": res["f1_mean_ci_low"], "high": res["f1_mean_ci_high"],
+                                "n_resamples": 1000, "seed": 3}
+    assert "|bootstrap=1000|confidence=0.95|seed=3" in out["signature"]
+    high = res["f1_mean_ci_low"] + 1e-9
+    r = run_cli(base + ["--gate", f"f1_mean_ci_low>={high}"])
+    assert r.code == 1
+    r = run_cli(base + ["--gate", "nope>=1"])
+    assert r.code == 2 and "f1_mean_ci_low" in r.err
+
+
+def test_f1k_csv_input(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("supported,not_supported\n70,6\n0,3\n", encoding="utf-8")
+    r = run_cli(["factuality", "f1k", "--input", str(path)])
+    lines = [json.loads(x) for x in r.out.splitlines()]
+    assert lines[0]["f1_at_k"] == 0.7954545454545453 and lines[1]["f1_at_k"] == 0
+
+
+# --- safe ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [64, 178])
+def test_safe_output_file_byte_for_byte(tmp_path, k):
+    out = tmp_path / "out.json"
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", str(k), "--output", str(out)])
+    assert r.code == 0, r.err
+    assert out.read_bytes() == _expected_text(k).encode("utf-8")
+    assert r.out == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temp file left
+
+
+def test_safe_stdout_and_json_envelope():
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64"])
+    assert r.out == _expected_text(64)
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--format", "json",
+                 "--gate", "side2_avg_f1_64>=0.54", "--gate", "f1_mean_ci_high<=1"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["signature"].startswith(
+        "rageval_min:0.1.0|family=factuality|ref=google-deepmind/long-form-factuality@9d27158|variants=none|"
+        "max_claim=64|K=64|")
+    assert out["result"]["f1_key"] == "f1_64"
+    assert out["result"]["aggregates"]["side2_avg_f1_64"] == 0.5403676955631517
+    assert out["result"]["per_prompt_f1"]["side2"][-1] is None
+    assert any("prompt 6" in d for d in out["diagnostics"])
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--gate", "f1_mean_ci_low>=0.9"])
+    assert r.code == 1 and r.out == _expected_text(64)
+
+
+def test_safe_default_flag_and_variants():
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--format", "json"])
+    out = json.loads(r.out)
+    assert out["result"]["f1_key"] == "f1_-1" and out["result"]["max_claims"] == 100
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--variant", "f1_key_effective_k"])
+    assert '"side2_avg_f1_100"' in r.out
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "median", "--format", "json"])
+    out = json.loads(r.out)
+    assert out["result"]["max_claims"] == 64  # upper median of S+NS: sorted [0, 4, 14, 64, 76, 210][3]
+    assert "k_rule=upper_median_of_S+NS" in out["signature"]
+
+
+def test_safe_crash_paths(tmp_path):
+    with open(FIXTURE, encoding="utf-8") as fh:
+        data = json.load(fh)
+    del data["per_prompt_data"][4]["side2_posthoc_eval_data"]["num_claims"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    r = run_cli(["factuality", "safe", "--input", str(bad), "--max-claim", "64"])
+    assert r.code == 2
+    assert "bad.json" in r.err and "prompt 4" in r.err and "num_claims" in r.err
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"side_1": ', encoding="utf-8")
+    r = run_cli(["factuality", "safe", "--input", str(broken)])
+    assert r.code == 2 and "broken.json:1" in r.err
+    r = run_cli(["factuality", "safe", "--input", str(tmp_path / "missing.json")])
+    assert r.code == 2 and "cannot open" in r.err
+    out = tmp_path / "keep.json"
+    out.write_text("old", encoding="utf-8")
+    r = run_cli(["factuality", "safe", "--input", str(bad), "--max-claim", "64", "--output", str(out)])
+    assert r.code == 2 and out.read_text(encoding="utf-8") == "old"
+
+
+# --- factscore -------------------------------------------------------------------
+
+
+def test_factscore_human_chatgpt():
+    r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--gamma", "0",
+                 "--format", "json", "--gate", "score>=0.58"])
+    assert r.code == 0, r.err
+    res = json.loads(r.out)["result"]
+    assert "%.1f" % (100 * res["score"]) == "58.3"
+    assert res["num_responding"] == 157 and res["num_responses"] == 183
+    assert "init_score" not in res
+    assert list(res)[:3] == ["score", "respond_ratio", "num_facts_per_response"]
+    r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--format", "json"])
+    res = json.loads(r.out)["result"]
+    assert res["score"] == float.fromhex("0x1.2a7dbf0a30a0ap-1") and "init_score" in res
+    r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--gamma", "0",
+                 "--variant", "factscore_excl_ir", "--format", "json"])
+    out = json.loads(r.out)
+    assert out["result"]["score"] > 0.583 and "variants=factscore_excl_ir" in out["signature"]
+
+
+def test_factscore_simple_labels_and_errors(tmp_path):
+    r = run_cli(["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--format", "text"])
+    assert r.code == 0 and "init_score" in r.out
+    path = _write(tmp_path, "l.jsonl", [{"labels": ["S", "S"]}, {"labels": ["S", "maybe"]}])
+    r = run_cli(["factuality", "factscore", "--input", path])
+    assert r.code == 2 and "l.jsonl:2" in r.err and "labels[1]" in r.err
+    path = _write(tmp_path, "e.jsonl", [{"labels": ["S"] * 12}, {"labels": []}])
+    r = run_cli(["factuality", "factscore", "--input", path, "--format", "json"])
+    out = json.loads(r.out)
+    assert out["result"]["respond_ratio"] == 0.5
+    assert any("e.jsonl:2" in d and "abstained" in d for d in out["diagnostics"])
+
+
+# --- veriscore -------------------------------------------------------------------
+
+
+def test_veriscore_gold_and_errors(tmp_path):
+    r = run_cli(["factuality", "veriscore", "--input", os.path.join(GOLD, "veriscore.jsonl"), "--format", "json",
+                 "--gate", "veriscore.m1.bio>=0.5"])
+    assert r.code == 0, r.err
+    with open(os.path.join(GOLD, "expected_veriscore.json"), encoding="utf-8") as fh:
+        assert json.loads(r.out)["result"] == json.load(fh)
+    path = _write(tmp_path, "v.jsonl", [{"supported": 1, "total_claims": 2}])
+    r = run_cli(["factuality", "veriscore", "--input", path])
+    assert r.code == 2 and "domain" in r.err
+    path = _write(tmp_path, "v.jsonl", [{"domain": "d", "supported": 0, "total_claims": 0}])
+    r = run_cli(["factuality", "veriscore", "--input", path, "--format", "json"])
+    out = json.loads(r.out)  # total_claims 0: F1 = 0 with a diagnostic (reference: ZeroDivisionError)
+    assert r.code == 0 and out["result"]["scores"][0]["veriscore"] == 0.0
+    assert any("total_claims is 0" in d for d in out["diagnostics"])
+    path = _write(tmp_path, "v.jsonl", [{"domain": "d", "supported": 0, "total_claims": t} for t in (0, 0, 5)])
+    r = run_cli(["factuality", "veriscore", "--input", path])
+    assert r.code == 2 and "domain 'd'" in r.err and "K_median is 0" in r.err
+
+
+# --- correlate ---------------------------------------------------------------------
+
+
+def test_correlate_pairs_gold():
+    r = run_cli(["factuality", "correlate", "--input", os.path.join(GOLD, "pairs.jsonl")])
+    assert r.code == 0, r.err
+    got = [json.loads(x) for x in r.out.splitlines()]
+    with open(os.path.join(GOLD, "expected_correlate.jsonl"), encoding="utf-8") as fh:
+        exp = [json.loads(x) for x in fh]
+    assert len(got) == len(exp) == 7
+    for g, e in zip(got, exp):
+        assert g["id"] == e["id"]
+        assert g["spearman"]["statistic"] == e["spearman"]["statistic"]
+        for t in ("pearson", "spearman"):
+            for k in ("statistic", "pvalue"):
+                if e[t][k] is None:
+                    assert g[t][k] is None
+                else:
+                    assert abs(g[t][k] - e[t][k]) <= 1e-12 * max(1.0, abs(e[t][k]))
+
+
+def test_correlate_line_errors_and_table(tmp_path):
+    path = _write(tmp_path, "p.jsonl", [{"x": [1, 2, 3], "y": [1, 2]}, {"x": "a", "y": []},
+                                        {"x": [1, 2, 3, 4], "y": [2, 1, 4, 3]}])
+    r = run_cli(["factuality", "correlate", "--input", path])
+    assert r.code == 0
+    lines = [json.loads(x) for x in r.out.splitlines()]
+    assert "error" in lines[0] and "error" in lines[1] and "pearson" in lines[2]
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n2,1\n3,4\n4,3\n", encoding="utf-8")
+    r = run_cli(["factuality", "correlate", "--input", str(table), "--x", "a", "--y", "b",
+                 "--format", "json", "--gate", "spearman>=0.5"])
+    out = json.loads(r.out)
+    assert out["result"]["lines"][0] == lines[2]
+    assert r.code == 0 and abs(out["gates"][0]["value"] - 0.6) < 1e-15
+    r = run_cli(["factuality", "correlate", "--input", str(table), "--x", "a", "--y", "zzz"])
+    assert r.code == 2 and "zzz" in r.err
+    r = run_cli(["factuality", "correlate"])
+    assert r.code == 2
+
+
+def test_correlate_study(tmp_path):
+    labeled = tmp_path / "labeled"
+    labeled.mkdir()
+    for name in ("ChatGPT.jsonl", "InstructGPT.jsonl", "PerplexityAI.jsonl"):
+        shutil.copy(os.path.join(FDATA, name), labeled / name)
+    (labeled / "ignored_file.jsonl").write_text("not json\n", encoding="utf-8")
+    with open(os.path.join(FDATA, "factscore_human_per_response.jsonl"), encoding="utf-8") as fh:
+        per = [json.loads(x) for x in fh]
+    # a SAFE output that only identified facts: num_claims = the model-atomic-facts count
+    safe = _write(tmp_path, "safe.jsonl", [
+        {"model_name": p["model_name"], "line": p["line"], "num_claims": p["model_atomic_facts"]} for p in per])
+    r = run_cli(["factuality", "correlate", "--labeled", str(labeled), "--safe", safe, "--format", "json",
+                 "--gate", "spearman.num_claims>=0.8"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    (line,) = out["result"]["lines"]
+    with open(os.path.join(FDATA, "correlations.jsonl"), encoding="utf-8") as fh:
+        vec = json.loads(fh.readline())
+    assert line["metric"] == "num_claims" and line["n"] == 496
+    assert line["spearman"]["statistic"] == float.fromhex(vec["spearman"]["statistic"]["hex"])
+    assert abs(line["pearson"]["statistic"] - float.fromhex(vec["pearson"]["statistic"]["hex"])) <= 1e-12
+    pv = float.fromhex(vec["pearson"]["pvalue"]["hex"])
+    assert abs(line["pearson"]["pvalue"] - pv) <= 1e-12 * pv
+    assert out["result"]["display"]["num_claims"]["pearson"][0] == 0.807
+    # SAFE lines keyed by topic, full label counts (SAFE result names)
+    safe2 = _write(tmp_path, "safe2.jsonl", [
+        {"model_name": p["model_name"], "topic": p["topic"], "Supported": p["S"], "Not Supported": p["NS"],
+         "Irrelevant": p["IR"], "num_claims": p["num_claims"]} for p in per if p["model_name"] == "ChatGPT"])
+    r = run_cli(["factuality", "correlate", "--labeled", str(labeled / "ChatGPT.jsonl"), "--safe", safe2,
+                 "--format", "json"])
+    out = json.loads(r.out)
+    assert [x["metric"] for x in out["result"]["lines"]] == [
+        "f1_100", "irrelevant", "not_supported", "num_claims", "supported"]
+    assert all(x["n"] == 157 for x in out["result"]["lines"])
+    bad = _write(tmp_path, "bad.jsonl", [{"model_name": "Nope", "line": 0, "num_claims": 3}])
+    r = run_cli(["factuality", "correlate", "--labeled", str(labeled), "--safe", bad])
+    assert r.code == 2 and "bad.jsonl:1" in r.err
+
+
+# --- misc --------------------------------------------------------------------------
+
+
+def test_factuality_without_subcommand_is_usage_error():
+    r = run_cli(["factuality"])
+    assert r.code == 2 and "f1k" in r.err
+
+
+def test_subprocess_exit_codes(tmp_path):
+    r = run_subprocess(["factuality", "safe", "--input", FIXTURE, "--max-claim", "178",
+                        "--gate", "side2_avg_f1_178>=0.5"])
+    assert r.code == 1 and r.out == _expected_text(178)
+    r = run_subprocess(["factuality", "f1k", "--input", str(tmp_path / "none.jsonl")])
+    assert r.code == 2 and "Traceback" not in r.err
+    r = run_subprocess(["factuality", "correlate", "--input", os.path.join(GOLD, "pairs.jsonl")])
+    assert r.code == 0 and len(r.out.splitlines()) == 7
+
+
+def test_demo_includes_factuality():
+    r = run_cli(["demo"])
+    assert r.code == 0, r.out
+    assert "== factuality ==" in r.out and "byte-for-byte" in r.out
+    assert not math.isnan(0.0)
+
+
+def test_bootstrap_can_be_disabled(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [{"supported": 5, "not_supported": 1}, {"supported": 9, "not_supported": 0}])
+    r = run_cli(["factuality", "f1k", "--input", path, "--bootstrap", "0", "--format", "json",
+                 "--gate", "f1_mean_ci_low>=0"])
+    out = json.loads(r.out)
+    assert r.code == 1  # an undefined metric fails its gate
+    assert out["result"]["f1_mean_ci_low"] is None and out["result"]["bootstrap"]["n_resamples"] == 0
+    assert "|bootstrap=0|" in out["signature"]
+    r = run_cli(["factuality", "f1k", "--input", path, "--bootstrap", "-1"])
+    assert r.code == 2
