@@ -8,7 +8,7 @@ the cache, retries, concurrency and replay work exactly as in a family's
 import argparse
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import judges
 from ._cli_common import CliIO, emit_report, gold_samples_dir
@@ -34,8 +34,8 @@ def register(sub: Any) -> None:
         "run",
         help="answer every prompt of a JSONL/JSON/CSV/TSV file",
         description="Answer every record's prompt (the --prompt-field, or the --judge-template rendered "
-        "with the record's fields) and write one JSON line per record to --output: "
-        '{"id", "answer", "error"}. The run stats (judge_calls, judge_cache_hits, judge_failures, '
+        "with the record's fields; a null prompt is not sent) and write one JSON line per record to --output: "
+        '{"id", "answer", "error"}, or the record itself with --answer-field. The run stats (judge_calls, judge_cache_hits, judge_failures, '
         "judge_unparseable) are the report on stdout (or --stats PATH) and can be gated; "
         "exit 1 when any call failed or a --gate fails.",
     )
@@ -43,6 +43,11 @@ def register(sub: Any) -> None:
     r.add_argument("--output", required=True, metavar="ANSWERS.jsonl", help="where to write the answers (atomically)")
     r.add_argument("--id-field", default="id", metavar="NAME", help="record id field (default: id; else the line number)")
     r.add_argument("--prompt-field", default="prompt", metavar="NAME", help="prompt field when no template is given (default: prompt)")
+    r.add_argument(
+        "--answer-field", metavar="NAME",
+        help="write each input record back with the answer under NAME (and judge_error when the call failed) "
+        "instead of {id, answer, error}; e.g. --prompt-field judge_prompt --answer-field evaluation for rgb",
+    )
     r.add_argument("--system", metavar="TEXT", help="system message sent with every prompt")
     r.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE",
@@ -98,19 +103,31 @@ def _load_template(values: Optional[List[str]]) -> Optional[judges.PromptTemplat
     return judges.PromptTemplate.from_file(path, fields)
 
 
+class Prompts(NamedTuple):
+    """What :func:`read_prompts` found: per record its id, prompt (``None``: not for the judge) and the record."""
+
+    ids: List[Any]
+    prompts: List[Optional[str]]
+    records: List[Dict[str, Any]]
+
+
 def read_prompts(
     path: str,
     *,
     id_field: str = "id",
     prompt_field: str = "prompt",
     template: Optional[judges.PromptTemplate] = None,
-) -> Tuple[List[Any], List[str]]:
-    """The ids and prompts of a prompts file (every bad record reported at once)."""
-    ids: List[Any] = []
-    prompts: List[str] = []
+) -> Prompts:
+    """The ids and prompts of a prompts file (every bad record reported at once).
+
+    A record whose prompt field is JSON ``null`` is not sent to the judge (a
+    family marks records that way, e.g. pairwise exact matches).
+    """
+    out = Prompts([], [], [])
     problems = Problems()
     for line, rec in iter_records(path):
         rid = rec.get(id_field, line)
+        prompt: Optional[str]
         if template is not None:
             missing = [f for f in template.fields if f not in rec]
             if missing:
@@ -120,27 +137,50 @@ def read_prompts(
             prompt = template.render(**values)
         else:
             value = rec.get(prompt_field)
-            if not isinstance(value, str):
+            if prompt_field not in rec or (value is not None and not isinstance(value, str)):
                 what = "missing" if prompt_field not in rec else f"not a string ({type(value).__name__})"
                 problems.add(what, path=path, line=line, field=prompt_field)
                 continue
             prompt = value
-        ids.append(rid)
-        prompts.append(prompt)
+        out.ids.append(rid)
+        out.prompts.append(prompt)
+        out.records.append(rec)
     problems.raise_if_any()
-    return ids, prompts
+    return out
 
 
 def compute(
     runner: judges.JudgeRunner,
-    ids: List[Any],
-    prompts: List[str],
+    data: Prompts,
     *,
     params: Dict[str, Any],
     template: Optional[judges.PromptTemplate],
+    answer_field: Optional[str] = None,
 ) -> Tuple[Report, List[Dict[str, Any]]]:
-    res = runner.run(prompts, params=params, label="judge run")
-    rows = [{"id": i, "answer": a, "error": e} for i, a, e in zip(ids, res.answers, res.errors)]
+    """Ask the judge; return the stats report and the output rows.
+
+    Output rows are ``{"id", "answer", "error"}``, or with ``answer_field`` the
+    input record with the answer stored under that name (``null`` when the
+    call failed, with ``judge_error`` holding the message).
+    """
+    asked = [i for i, p in enumerate(data.prompts) if p is not None]
+    res = runner.run([data.prompts[i] for i in asked], params=params, label="judge run")
+    n = len(data.prompts)
+    answers: List[Optional[str]] = [None] * n
+    errors: List[Optional[str]] = [None] * n
+    for k, i in enumerate(asked):
+        answers[i] = res.answers[k]
+        errors[i] = res.errors[k]
+    rows: List[Dict[str, Any]] = []
+    for rid, rec, a, e in zip(data.ids, data.records, answers, errors):
+        if answer_field is None:
+            rows.append({"id": rid, "answer": a, "error": e})
+        else:
+            row = dict(rec)
+            row[answer_field] = a
+            if e is not None:
+                row["judge_error"] = e
+            rows.append(row)
     judge = runner.judge
     sig = make_signature(
         "judge",
@@ -155,12 +195,14 @@ def compute(
     )
     stats = res.stats
     failures_ok = stats.failures == 0
+    metrics: Dict[str, Any] = dict(stats.as_metrics())
+    metrics["judge_skipped"] = n - len(asked)
     report = Report(
         family="judge",
         signature=sig,
-        result=dict([("records", len(prompts))] + list(stats._asdict().items())),
-        metrics=dict(stats.as_metrics()),
-        diagnostics=[f"{i}: {e}" for i, e in zip(ids, res.errors) if e is not None][:20],
+        result=dict([("records", n), ("skipped", n - len(asked))] + list(stats._asdict().items())),
+        metrics=metrics,
+        diagnostics=[f"{i}: {e}" for i, e in zip(data.ids, errors) if e is not None][:20],
         reference_pass=None,
         family_gates=[GateOutcome("judge_failures", "==", 0.0, stats.failures, failures_ok, "judge_failures==0")],
     )
@@ -173,8 +215,8 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     params = parse_params(args.param, args.system)
     runner = judges.judge_from_args(args, stderr=io.stderr)
     try:
-        ids, prompts = read_prompts(args.input, id_field=args.id_field, prompt_field=args.prompt_field, template=template)
-        report, rows = compute(runner, ids, prompts, params=params, template=template)
+        data = read_prompts(args.input, id_field=args.id_field, prompt_field=args.prompt_field, template=template)
+        report, rows = compute(runner, data, params=params, template=template, answer_field=args.answer_field)
     finally:
         runner.close()
     with atomic_writer(args.output) as fh:
@@ -186,10 +228,10 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 
 def demo(io: CliIO) -> str:
     base = gold_samples_dir("judge")
-    ids, prompts = read_prompts(os.path.join(base, "prompts.jsonl"))
+    data = read_prompts(os.path.join(base, "prompts.jsonl"))
     judge = judges.ReplayJudge(os.path.join(base, "cache.jsonl"))
     runner = judges.JudgeRunner(judge, progress=None)
-    report, rows = compute(runner, ids, prompts, params={"temperature": 0}, template=None)
+    report, rows = compute(runner, data, params={"temperature": 0}, template=None)
     with open(os.path.join(base, "expected_answers.jsonl"), encoding="utf-8") as fh:
         expected = [json.loads(line) for line in fh if line.strip()]
     if rows != expected:

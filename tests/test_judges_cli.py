@@ -45,7 +45,7 @@ def test_judge_run_writes_answers_and_gateable_stats(server, tmp_path):
     assert _rows(out) == [{"id": f"r{i}", "answer": f"answer to: prompt number {i}", "error": None} for i in range(3)]
     report = json.loads(r.out)
     assert report["family"] == "judge"
-    assert report["result"] == {"records": 3, "calls": 3, "cache_hits": 0, "failures": 0, "unparseable": 0}
+    assert report["result"] == {"records": 3, "skipped": 0, "calls": 3, "cache_hits": 0, "failures": 0, "unparseable": 0}
     assert "judge_model=m" in report["signature"] and 'params={"stop":["\\n"],"system":"sys","temperature":0}' in report["signature"]
     body = server.requests[0]["body"]
     assert body["temperature"] == 0 and body["stop"] == ["\n"] and body["messages"][0] == {"role": "system", "content": "sys"}
@@ -148,7 +148,7 @@ def test_kill_and_resume_no_duplicate_or_lost_calls(server, tmp_path, concurrenc
     r = run_subprocess(argv)
     assert r.code == 0, r.err
     stats = json.loads(r.out)["result"]
-    assert stats == {"records": n, "calls": n - first, "cache_hits": first, "failures": 0, "unparseable": 0}
+    assert stats == {"records": n, "skipped": 0, "calls": n - first, "cache_hits": first, "failures": 0, "unparseable": 0}
     # every prompt was answered exactly once by the server across both runs, and none is lost
     assert Counter(server.completed) == Counter(f"prompt number {i}" for i in range(n))
     assert [row["answer"] for row in _rows(out)] == [f"answer to: prompt number {i}" for i in range(n)]
