@@ -164,7 +164,8 @@ def compute(
     call failed, with ``judge_error`` holding the message).
     """
     asked = [i for i, p in enumerate(data.prompts) if p is not None]
-    res = runner.run([data.prompts[i] for i in asked], params=params, label="judge run")
+    to_ask: List[str] = [p for p in data.prompts if p is not None]
+    res = runner.run(to_ask, params=params, label="judge run")
     n = len(data.prompts)
     answers: List[Optional[str]] = [None] * n
     errors: List[Optional[str]] = [None] * n

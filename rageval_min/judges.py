@@ -50,6 +50,7 @@ the first 12 hex digits of the template file's sha256.
 
 import argparse
 import hashlib
+import http.client
 import json
 import os
 import queue
@@ -61,6 +62,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import (
     Any,
@@ -309,6 +311,11 @@ class HttpJudge:
     ) -> None:
         if not model:
             raise ScoringError("an http judge needs a model name (--judge-model NAME)")
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            raise ScoringError(f"not an http(s) URL: {base_url!r}", field="--judge")
+        if parts.username or parts.password:
+            raise ScoringError("put no credentials in the judge URL; use the API key environment variable", field="--judge")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = timeout
@@ -347,8 +354,8 @@ class HttpJudge:
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise JudgeError(f"timed out after {self.timeout:g}s connecting to {self.base_url}", retryable=True) from None
             raise JudgeError(f"cannot reach {self.base_url}: {reason}", retryable=True) from None
-        except (ConnectionError, OSError) as exc:  # reset, remote disconnected, ...
-            raise JudgeError(f"connection to {self.base_url} failed: {exc.__class__.__name__}: {exc}", retryable=True) from None
+        except (ConnectionError, OSError, http.client.HTTPException) as exc:  # reset, cut-off body, ...
+            raise JudgeError(f"connection to {self.base_url} failed: {exc.__class__.__name__}", retryable=True) from None
         return _content_from_json(raw, self.base_url)
 
 

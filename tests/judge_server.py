@@ -9,6 +9,8 @@ injected from a queue (``server.faults``) or per prompt (``server.prompt_faults`
     status 200 with a body that is not JSON;
 ``"nocontent"``
     valid JSON without ``choices``;
+``"truncated"``
+    a body cut off before its ``Content-Length``;
 ``("slow", seconds)``
     the right answer after a delay;
 ``("hold", event)``
@@ -98,6 +100,18 @@ class ChatServer:
                     return
                 if kind == "malformed":
                     self._send(200, b'{"choices": [ this is not json')
+                    return
+                if kind == "truncated":  # promise more bytes than are sent, then hang up
+                    try:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", "500")
+                        self.end_headers()
+                        self.wfile.write(b'{"choices": [')
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    self.close_connection = True
                     return
                 if kind == "nocontent":
                     self._send(200, b'{"object": "chat.completion"}')

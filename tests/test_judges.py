@@ -175,6 +175,20 @@ def test_timeout_is_retried(server):
     assert len(sleeps.calls) == 1 and len(server.requests) == 2
 
 
+def test_cut_off_body_is_retried(server):
+    server.faults = ["truncated"]
+    sleeps = Sleeps()
+    res = run_judge(_http(server), ["q"], sleep=sleeps)
+    assert res.answers == ["answer to: q"] and len(sleeps.calls) == 1 and len(server.requests) == 2
+
+
+def test_bad_urls_are_usage_errors():
+    with pytest.raises(ScoringError, match="not an http"):
+        HttpJudge("http://", "m")
+    with pytest.raises(ScoringError, match="no credentials"):
+        HttpJudge("http://user:pw@127.0.0.1:9/v1", "m")
+
+
 def test_unreachable_server_is_a_retryable_failure():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
