@@ -122,3 +122,117 @@ def test_pairwise_win_rates_judged_live_and_replayed(server, tmp_path):
     counts = results[0]["counts"]
     assert (counts["total"], counts["non_exact"], counts["extracted"], counts["consistent"]) == (6, 4, 4, 2)
     assert counts["failed"] == 0 and counts["consistency_rate"] == 0.5
+
+
+# --------------------------------------------------------------------------- `rgb judge` / `pairwise judge`
+# (rageval_min/_judge_families.py; registered here on a bare parser, as the families' register() will)
+
+
+def _family_judge(family, argv):
+    import argparse
+    import io
+
+    from rageval_min import _judge_families as jf
+    from rageval_min._cli_common import CliIO
+
+    parser = argparse.ArgumentParser(prog=f"rageval-min {family}")
+    sub = parser.add_subparsers()
+    (jf.register_rgb_judge if family == "rgb" else jf.register_pairwise_judge)(sub)
+    args = parser.parse_args(["judge"] + argv)
+    out, err = io.StringIO(), io.StringIO()
+    code = args.func(args, CliIO(out, err))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
+    src = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
+    cache = str(tmp_path / "cache.jsonl")
+    live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
+    code, out, err = _family_judge("rgb", ["--input", src, "--judged", "reject", "--output", live,
+                                           "--judge", server.base_url, "--judge-model", "scripted",
+                                           "--judge-cache", cache, "--gate", "judge_failures==0"])
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["result"] == {"reject_rate": 0.5, "all_rate": 0.25, "tt": 1, "rejecttt": 2, "nums": 4}
+    assert rep["signature"].endswith("|judged=reject|judge_template=builtin|judge_model=scripted")
+    assert len(server.requests) == 4 and all(r["body"].keys() == {"model", "messages"} for r in server.requests)
+    server.__exit__()
+    code, out2, err = _family_judge("rgb", ["--input", src, "--judged", "reject", "--output", replay,
+                                            "--judge", "replay:" + cache, "--gate", "judge_failures==0"])
+    assert code == 0, err
+    assert json.loads(out2) == rep
+    with open(live, "rb") as a, open(replay, "rb") as b:
+        assert a.read() == b.read()
+    code, out3, _ = _family_judge("rgb", ["--input", src, "--judged", "reject", "--output", replay,
+                                          "--judge", "replay:" + cache, "--format", "rgb"])
+    assert code == 0 and json.loads(out3) == rep["result"]
+
+
+def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
+    from rageval_min.errors import ScoringError
+
+    src = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
+    cache, out = str(tmp_path / "cache.jsonl"), str(tmp_path / "judged.jsonl")
+    argv = ["--input", src, "--judged", "reject", "--output", out, "--judge", server.base_url,
+            "--judge-model", "scripted", "--judge-cache", cache]
+    server.faults = ["400"]
+    with pytest.raises(ScoringError, match=r"1 judge call\(s\) failed"):
+        _family_judge("rgb", argv)
+    with open(out, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    assert rows[0]["evaluation"] is None and "HTTP 400" in rows[0]["judge_error"]
+    code, text, err = _family_judge("rgb", argv)
+    assert code == 0, err
+    rep = json.loads(text)
+    assert rep["result"]["rejecttt"] == 2
+    assert rep["family"] == "rgb" and rep["result"]["nums"] == 4
+    assert len(server.completed) == 4  # three answers came from the cache the second time
+
+
+def _pairwise_table(tmp_path):
+    table = tmp_path / "table.jsonl"
+    with open(table, "w", encoding="utf-8") as fh:
+        for idx, ref, m1 in (("p1", "plain api", "good api"), ("p2", "plain schema", "other schema"),
+                             ("p3", "same ui", "same ui")):
+            fh.write(json.dumps({"index": idx, "question": "Design it.", "evaluating_guidance": "- Be complete.",
+                                 "task": "api_design-general", "reference_answer": "",
+                                 "answer-ref": ref, "answer-m1": m1}) + "\n")
+    return str(table)
+
+
+def test_pairwise_judge_subcommand_live_equals_replay(server, tmp_path):
+    table = _pairwise_table(tmp_path)
+    cache = str(tmp_path / "cache.jsonl")
+    live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
+    code, out, err = _family_judge("pairwise", ["--input", table, "--refm", "ref", "--output", live,
+                                                "--judge", server.base_url, "--judge-model", "scripted",
+                                                "--judge-cache", cache, "--concurrency", "2"])
+    assert code == 0, err
+    rep = json.loads(out)
+    counts = rep["result"]["counts"]
+    assert (counts["total"], counts["non_exact"], counts["extracted"], counts["consistent"]) == (6, 4, 4, 2)
+    assert len(server.requests) == 4
+    assert all(r["body"]["temperature"] == 0 and r["body"]["max_tokens"] == 1024 for r in server.requests)
+    server.__exit__()
+    code, out2, err = _family_judge("pairwise", ["--input", table, "--refm", "ref", "--output", replay,
+                                                 "--judge", "replay:" + cache])
+    assert code == 0, err
+    assert json.loads(out2) == rep
+    with open(live, "rb") as a, open(replay, "rb") as b:
+        assert a.read() == b.read()
+    with open(live, encoding="utf-8") as fh:
+        judged = [json.loads(line)["judge"] for line in fh]
+    assert judged[4:] == ["EM", "EM"] and [j[:9] for j in judged[:2]] == ["Choice: B", "Choice: A"]
+
+
+def test_pairwise_judge_failed_call_is_the_reference_fail_message(server, tmp_path):
+    table = _pairwise_table(tmp_path)
+    out = str(tmp_path / "judged.jsonl")
+    server.faults = ["400"]
+    code, text, err = _family_judge("pairwise", ["--input", table, "--refm", "ref", "--output", out,
+                                                 "--judge", server.base_url, "--judge-model", "scripted"])
+    assert code == 0, err
+    assert json.loads(text)["result"]["counts"]["failed"] == 1
+    assert json.loads(text)["result"]["counts"]["extracted"] == 3
+    with open(out, encoding="utf-8") as fh:
+        assert json.loads(fh.readline())["judge"] == "Failed to obtain answer via API."
