@@ -197,7 +197,15 @@ def run_pairwise_judge(args: argparse.Namespace, io: CliIO) -> int:
             (i, pairwise.render_prompt(c, nopt=args.nopt, template=template))
             for i, c in enumerate(comps) if not c.exact_match
         ]
-        res = runner.run([p for _, p in prompts], params=PAIRWISE_PARAMS, label="pairwise judge")
+        nopt = args.nopt
+
+        def parse(answer: str) -> Any:
+            choice = pairwise.extract_choice(answer, nopt=nopt)
+            if choice is None:
+                raise judges.UnparseableAnswer(None)
+            return choice
+
+        res = runner.run([p for _, p in prompts], params=PAIRWISE_PARAMS, parse=parse, label="pairwise judge")
     finally:
         runner.close()
     records: List[Dict[str, Any]] = []

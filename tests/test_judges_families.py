@@ -228,11 +228,17 @@ def test_pairwise_judge_subcommand_live_equals_replay(server, tmp_path):
 def test_pairwise_judge_failed_call_is_the_reference_fail_message(server, tmp_path):
     table = _pairwise_table(tmp_path)
     out = str(tmp_path / "judged.jsonl")
-    server.faults = ["400"]
-    code, text, err = _family_judge("pairwise", ["--input", table, "--refm", "ref", "--output", out,
-                                                 "--judge", server.base_url, "--judge-model", "scripted"])
+    server.faults = ["400"]  # the first comparison (p1;ref;m1) fails
+    original = server.answer
+    server.answer = lambda prompt, body: "Choice:B (no space)" if "schema" in prompt else original(prompt, body)
+    argv = ["--input", table, "--refm", "ref", "--output", out, "--judge", server.base_url, "--judge-model", "scripted"]
+    code, text, err = _family_judge("pairwise", argv)
     assert code == 0, err
-    assert json.loads(text)["result"]["counts"]["failed"] == 1
-    assert json.loads(text)["result"]["counts"]["extracted"] == 3
+    rep = json.loads(text)
+    assert rep["result"]["counts"]["failed"] == 1
+    assert rep["result"]["counts"]["extracted"] == 1  # p1 swapped only: p1 normal failed, both p2 unparseable
+    assert rep["gates"] == [] and rep["pass"] is True
     with open(out, encoding="utf-8") as fh:
         assert json.loads(fh.readline())["judge"] == "Failed to obtain answer via API."
+    code, text, err = _family_judge("pairwise", argv + ["--format", "text", "--gate", "judge_unparseable==0"])
+    assert code == 1 and "judge_unparseable==0" in text
