@@ -1,0 +1,240 @@
+"""Benchmark: rageval_min ROUGE against rouge-score 0.1.2 and rouge-score-rs.
+
+Not a test.  Run from the project root::
+
+    python bench/bench_rouge.py            # full run (about a minute)
+    python bench/bench_rouge.py --quick    # fewer pairs and lengths
+
+Texts are generated deterministically from the unigram distribution of the
+MT-RAG conformance texts (``tests/data/rouge/mtrag_unigrams.tsv``), with some
+punctuation and capitals; a prediction keeps about 60% of its reference's
+words in order and replaces or inserts the rest (the measured word overlap of
+real MT-RAG prediction/target pairs is about 64%).  Every implementation scores
+the same pairs in the same process; each timing is the best of several passes
+(the machine may be shared).  Results are printed to stdout; the script also
+checks that every implementation returned the same F-measures.
+
+Missing competitors (``pip install rouge-score rouge-score-rs``) are reported
+and skipped.
+"""
+
+import argparse
+import os
+import platform
+import random
+import sys
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from rageval_min import rouge  # noqa: E402
+
+Pair = Tuple[str, str]
+Scorer = Callable[[str, str], object]
+
+
+def load_unigrams() -> Tuple[List[str], List[int]]:
+    words: List[str] = []
+    cum: List[int] = []
+    total = 0
+    path = os.path.join(ROOT, "tests", "data", "rouge", "mtrag_unigrams.tsv")
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            w, n = line.rstrip("\n").split("\t")
+            total += int(n)
+            words.append(w)
+            cum.append(total)
+    return words, cum
+
+
+def make_pairs(n_pairs: int, length: int, seed: int) -> List[Pair]:
+    words, cum = load_unigrams()
+    rng = random.Random(seed * 1000003 + length)
+
+    def draw(k: int) -> List[str]:
+        return rng.choices(words, cum_weights=cum, k=k)
+
+    def render(ws: Sequence[str]) -> str:
+        out: List[str] = []
+        cap = True
+        for w in ws:
+            if out:
+                out.append("\n" if cap else " ")
+            out.append(w.capitalize() if cap else w)
+            cap = False
+            r = rng.random()
+            if r < 0.05:
+                out.append(".")
+                cap = True
+            elif r < 0.10:
+                out.append(",")
+        return "".join(out)
+
+    pairs: List[Pair] = []
+    for _ in range(n_pairs):
+        ref = draw(length)
+        pred: List[str] = []
+        for w in ref:
+            r = rng.random()
+            if r < 0.6:
+                pred.append(w)
+            elif r < 0.8:
+                pred.extend(draw(1))
+            elif r < 0.9:
+                pred.extend(draw(2))
+        pairs.append((render(ref), render(pred)))
+    return pairs
+
+
+def best_times(fns: Dict[str, Scorer], pairs: List[Pair], passes: int) -> Dict[str, float]:
+    """Best per-pair time in seconds of each scorer over ``passes`` passes.
+
+    The scorers take turns within every pass, so that a load change on a
+    shared machine affects all of them alike.
+    """
+    best = {name: float("inf") for name in fns}
+    for _ in range(passes):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for t, p in pairs:
+                fn(t, p)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return {name: sec / len(pairs) for name, sec in best.items()}
+
+
+def competitors(types: List[str], stem: bool) -> Dict[str, Optional[Scorer]]:
+    found: Dict[str, Optional[Scorer]] = {}
+
+    def ours(t: str, p: str) -> object:
+        return rouge.score(t, p, rouge_types=types, use_stemmer=stem)
+
+    found["rageval_min"] = ours
+    try:
+        from rouge_score import rouge_scorer  # type: ignore
+
+        found["rouge-score"] = rouge_scorer.RougeScorer(types, use_stemmer=stem).score
+    except ImportError:
+        found["rouge-score"] = None
+    try:
+        from rouge_score_rs import rouge_scorer as rs_scorer  # type: ignore
+
+        found["rouge-score-rs"] = rs_scorer.RougeScorer(types, use_stemmer=stem).score
+    except ImportError:
+        found["rouge-score-rs"] = None
+    return found
+
+
+def check_same(scorers: Dict[str, Optional[Scorer]], pairs: List[Pair], types: List[str]) -> str:
+    ref = [rouge.score(t, p, rouge_types=types) for t, p in pairs]
+    bad = []
+    for name, fn in scorers.items():
+        if fn is None or name == "rageval_min":
+            continue
+        for (t, p), mine in zip(pairs, ref):
+            other = fn(t, p)
+            if any(tuple(other[k]) != tuple(mine[k]) for k in types):  # type: ignore[index]
+                bad.append(name)
+                break
+    return "identical scores" if not bad else "MISMATCH with " + ", ".join(bad)
+
+
+def fmt_us(sec: Optional[float]) -> str:
+    return "-" if sec is None else f"{sec * 1e6:10.1f}"
+
+
+def run_table(
+    title: str,
+    types: List[str],
+    stem: bool,
+    lengths: List[int],
+    n_pairs: int,
+    passes: int,
+    ref_max_len: int,
+    seed: int,
+    ref_pairs: int = 20,
+) -> None:
+    scorers = competitors(types, stem)
+    print(f"\n## {title}: types={','.join(types)} stem={stem}")
+    print(
+        f"{'words':>6} {'tokens':>7} {'ours us':>10} {'rouge-score us':>15} {'rs-rs us':>10}"
+        f" {'ref/ours':>9} {'ours/rs-rs':>11}  check"
+    )
+    base_ours: Optional[float] = None
+    base_len = lengths[0]
+    growth = []
+    for length in lengths:
+        pairs = make_pairs(n_pairs, length, seed)
+        ntok = sum(len(rouge.tokenize(t)) + len(rouge.tokenize(p)) for t, p in pairs) / (
+            2 * len(pairs)
+        )
+        fast = {k: v for k, v in scorers.items() if v is not None and k != "rouge-score"}
+        times = best_times(fast, pairs, passes)  # type: ignore[arg-type]
+        ours = times["rageval_min"]
+        rs_t = times.get("rouge-score-rs")
+        ref_fn = scorers["rouge-score"]
+        ref_t: Optional[float] = None
+        if ref_fn is not None and length <= ref_max_len:
+            sub = pairs[:ref_pairs]
+            ref_t = best_times({"ref": ref_fn}, sub, 2)["ref"]
+        check = check_same(scorers, pairs[:20], types)
+        r1 = f"{ref_t / ours:8.0f}x" if ref_t else f"{'-':>9}"
+        r2 = f"{ours / rs_t:10.2f}x" if rs_t else f"{'-':>11}"
+        print(
+            f"{length:6d} {ntok:7.0f} {fmt_us(ours)} {fmt_us(ref_t):>15} {fmt_us(rs_t)}"
+            f" {r1} {r2}  {check}"
+        )
+        if base_ours is None:
+            base_ours = ours
+        growth.append((length, ours, ref_t, rs_t))
+    if len(growth) > 1:
+        print("growth relative to the shortest length (x longer text -> x time):")
+        l0, o0, f0, s0 = growth[0]
+        for length, o, f, s in growth[1:]:
+            parts = [f"  {length / l0:4.0f}x longer: ours {o / o0:6.1f}x"]
+            if f is not None and f0 is not None:
+                parts.append(f"rouge-score {f / f0:7.1f}x")
+            if s is not None and s0 is not None:
+                parts.append(f"rouge-score-rs {s / s0:6.1f}x")
+            print(", ".join(parts))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer pairs and lengths")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    n_pairs = 60 if args.quick else 200
+    passes = 5 if args.quick else 9
+    print(f"# bench_rouge  python {platform.python_version()}  {platform.machine()}")
+    versions = []
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist in ("rouge-score", "rouge-score-rs", "nltk"):
+        try:
+            versions.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            versions.append(f"{dist} NOT INSTALLED")
+    print("# " + ", ".join(versions))
+    print(f"# {n_pairs} pairs per length, best of {passes} passes; rouge-score on the first 20 pairs, best of 2")
+    run_table("rougeL (speed target)", ["rougeL"], False, [100, 200, 300], n_pairs, passes, 10**9, args.seed)
+    lengths = [100, 200, 400, 800] if args.quick else [100, 200, 400, 800, 1600, 3200]
+    run_table("rougeL growth", ["rougeL"], False, lengths, n_pairs // 2, passes, 800, args.seed)
+    if not args.quick:
+        run_table("rougeL with stemmer", ["rougeL"], True, [200], n_pairs, passes, 10**9, args.seed)
+        run_table(
+            "all common types",
+            ["rouge1", "rouge2", "rougeL", "rougeLsum"],
+            False,
+            [200],
+            n_pairs,
+            passes,
+            10**9,
+            args.seed,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
