@@ -100,6 +100,7 @@ __all__ = [
     "ReplayJudge",
     "UnparseableAnswer",
     "add_bertscore_options",
+    "as_pair_scorer",
     "add_judge_options",
     "import_extra",
     "cache_key",
@@ -1252,6 +1253,20 @@ def judge_from_args(
         sleep=sleep,
         templates=templates,
     )
+
+
+def as_pair_scorer(scorer: EmbeddingScorer) -> Callable[[str, str], Tuple[float, float]]:
+    """``(candidate, reference) -> (P, R)`` from an :class:`EmbeddingScorer`, one pair per call.
+
+    The shape of MT-RAG's hook (:data:`rageval_min.mtrag.BertScorer`), which
+    scores each target and each passage in its own call as the reference does.
+    """
+
+    def score(candidate: str, reference: str) -> Tuple[float, float]:
+        prf = scorer([candidate], [reference])
+        return prf.P[0], prf.R[0]
+
+    return score
 
 
 def add_bertscore_options(parser: argparse.ArgumentParser) -> None:

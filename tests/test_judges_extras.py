@@ -271,3 +271,36 @@ def test_bertscore_option_names_pip_command_when_missing(monkeypatch):
     judges.add_bertscore_options(p)
     with pytest.raises(ScoringError, match=r"pip install 'rageval-min\[bertscore\]'"):
         judges.scorer_from_args(p.parse_args(["--bertscore"]))
+
+
+def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_path):
+    """The extra through MT-RAG's hook: BertscoreP/R, BertKPrec and so RB_agg, with no download."""
+    import json
+
+    from conftest import ROOT
+    from rageval_min import _cmd_mtrag, mtrag
+
+    src = os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")
+    out = str(tmp_path / "out.jsonl")
+    pair = judges.as_pair_scorer(minilm_raw)
+    report = _cmd_mtrag.algorithmic_file(src, out, bertscore=pair)
+    with open(out, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    with open(src, encoding="utf-8") as fh:
+        tasks = [json.loads(line) for line in fh]
+    assert len(rows) == len(tasks) == 3
+    for task, row in zip(tasks, rows):
+        m = row["metrics"]
+        pred = task["predictions"][0]["text"]
+        before = task.get("metrics") or {}  # the reference appends to lists already in the input
+        expect = [pair(pred, t["text"]) for t in task["targets"]]
+        assert m["BertscoreP"] == before.get("BertscoreP", []) + [p for p, _ in expect]
+        assert m["BertscoreR"] == before.get("BertscoreR", []) + [r for _, r in expect]
+        if task["contexts"]:
+            assert m["BertKPrec"] == before.get("BertKPrec", []) + [pair(pred, c["text"])[0] for c in task["contexts"]]
+        else:
+            assert "BertKPrec" not in m
+        rb = mtrag.rb_agg(m["BertscoreR"][0], m["RougeL_stemFalse"][0], m.get("BertKPrec")).value
+        assert m["RB_agg"] == [rb]
+        assert -1.5 < m["BertscoreR"][0] <= 1.0
+    assert report.metrics["RB_agg"] is not None and "bertscore=scorer" in report.signature
