@@ -2,10 +2,8 @@
 
 import io
 import json
-import os
 import socket
 import sys
-import threading
 
 import pytest
 
@@ -17,7 +15,6 @@ from rageval_min.judges import (
     HttpJudge,
     JudgeAborted,
     JudgeCache,
-    JudgeError,
     JudgeStats,
     PromptTemplate,
     ReplayJudge,

@@ -277,10 +277,21 @@ def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_pat
     """The extra through MT-RAG's hook: BertscoreP/R, BertKPrec and so RB_agg, with no download."""
     import json
 
-    from conftest import ROOT
     from rageval_min import _cmd_mtrag, mtrag
 
-    src = os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")
+    src = str(tmp_path / "tasks.jsonl")
+    tasks_in = [
+        {"task_id": "t1", "input": [{"speaker": "user", "text": "Where is the Halden bridge?"}],
+         "predictions": [{"text": "The Halden bridge crosses the Rell river."}],
+         "targets": [{"speaker": "agent", "text": "It spans the Rell river near Aldmoor."}],
+         "contexts": [{"text": "The Halden bridge spans the Rell river."}, {"text": "Aldmoor is a town."}]},
+        {"task_id": "t2", "input": [{"speaker": "user", "text": "Who built it?"}],
+         "predictions": [{"text": "I do not know."}],
+         "targets": [{"speaker": "agent", "text": "Mara Quill built it."}], "contexts": [],
+         "metrics": {"BertscoreR": [0.41]}},
+    ]
+    with open(src, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(t) + "\n" for t in tasks_in)
     out = str(tmp_path / "out.jsonl")
     pair = judges.as_pair_scorer(minilm_raw)
     report = _cmd_mtrag.algorithmic_file(src, out, bertscore=pair)
@@ -288,7 +299,7 @@ def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_pat
         rows = [json.loads(line) for line in fh]
     with open(src, encoding="utf-8") as fh:
         tasks = [json.loads(line) for line in fh]
-    assert len(rows) == len(tasks) == 3
+    assert len(rows) == len(tasks) == 2
     for task, row in zip(tasks, rows):
         m = row["metrics"]
         pred = task["predictions"][0]["text"]

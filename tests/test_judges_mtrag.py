@@ -102,7 +102,7 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
         {"temperature": 0.0, "top_p": 1, "max_tokens": 400, "seed": 100}
     rb_req = [r for r in server.requests if "[The Start of Assistant's Answer]" in r["prompt"]]
     assert rb_req[0]["prompt"].startswith("\n[Instruction]") and rb_req[0]["prompt"].endswith("\n")
-    calls = rep["result"] and json.loads(out)
+    calls = json.loads(out)
     n_requests = len(server.requests)
     server.__exit__()
 
