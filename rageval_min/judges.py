@@ -841,7 +841,7 @@ def run_judge(
             todo[key] = [i]
 
     lock = threading.Lock()
-    st.done = n - len(todo)
+    st.done = n - sum(len(idx) for idx in todo.values())
     fatal: List[BaseException] = []
     work: "queue.Queue[Tuple[str, List[int]]]" = queue.Queue()
     for key, idx in todo.items():

@@ -269,6 +269,9 @@ def test_progress_only_on_a_terminal():
     run_judge(j, ["a", "b"], progress=plain)
     assert plain.getvalue() == ""
     assert "\rjudge: 2/2 calls=2" in tty.getvalue() and tty.getvalue().endswith("\n")
+    dup = FakeTTY()
+    run_judge(j, ["a", "b", "a", "a"], progress=dup)
+    assert dup.getvalue().rstrip("\n").split("\r")[-1] == "judge: 4/4 calls=2 cache_hits=2 failures=0"
 
 
 def test_scoring_error_from_judge_stops_the_run():
