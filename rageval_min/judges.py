@@ -599,6 +599,20 @@ def judge_from_spec(
 # --------------------------------------------------------------------------- #
 
 
+def _fsync_dir(path: str) -> None:
+    """Persist a new directory entry (best effort; not every platform allows it)."""
+    try:
+        dfd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
 class JudgeCache:
     """Append-only, fsync'd, content-addressed JSONL cache of judge answers.
 
@@ -660,7 +674,7 @@ class JudgeCache:
                 raise ScoringError("not a judge cache entry (want a JSON object with key and answer)", path=path, line=line_no)
             entries.append(entry)
             pos = end
-            good = end if not last else end
+            good = end
         return entries, good
 
     def _scan(self) -> List[Dict[str, Any]]:
@@ -697,7 +711,13 @@ class JudgeCache:
 
     def _open_for_append(self) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-        fd = os.open(self.path, flags, 0o644)
+        created = not os.path.exists(self.path)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            raise ScoringError(f"cannot write judge cache: {exc.strerror or exc}", path=self.path) from None
+        if created:
+            _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
         size = os.fstat(fd).st_size
         if size > self._good_size:
             # Only a truncated last line can lie beyond the good prefix
@@ -909,6 +929,11 @@ def run_judge(
                 except OSError as exc:
                     with lock:
                         fatal.append(ScoringError(f"cannot write judge cache: {exc.strerror or exc}", path=cache.path))
+                        st.abort = True
+                    return
+                except BaseException as exc:  # ScoringError from opening the cache, or a bug
+                    with lock:
+                        fatal.append(exc)
                         st.abort = True
                     return
             with lock:

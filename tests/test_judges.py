@@ -318,6 +318,14 @@ def test_cache_corrupt_middle_line_is_an_error(tmp_path):
         JudgeCache(str(path))
 
 
+def test_unwritable_cache_stops_the_run_cleanly(tmp_path):
+    path = tmp_path / "c.jsonl"
+    cache = JudgeCache(str(path))
+    path.mkdir()  # now the cache path is a directory: opening it for append fails
+    with pytest.raises(ScoringError, match="cannot write judge cache"):
+        run_judge(FunctionJudge(lambda p: p, identity="e"), ["a", "b"], cache=cache, concurrency=2)
+
+
 def test_cache_directory_must_exist(tmp_path):
     with pytest.raises(ScoringError, match="directory does not exist"):
         JudgeCache(str(tmp_path / "nope" / "c.jsonl"))
