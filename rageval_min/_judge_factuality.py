@@ -1,0 +1,314 @@
+"""``factuality judge``: a search-free SAFE (spec ``factuality.md`` F, 26-32).
+
+For every response: split it into sentences (a stdlib rule standing in for NLTK's
+``sent_tokenize``), ask the judge for the atomic facts of each sentence (step 1),
+make each fact self-contained (step 2), decide whether it is relevant to the
+prompt (step 3), and rate each relevant fact as Supported / Not Supported against
+the record's own passages instead of Google results (step 4, the spec's
+search-free adapter, item 32).  The parse rules and their failure semantics are
+the reference's:
+
+* step 1: split the output on ``"- "`` and drop the first chunk, cut every item at
+  its first newline and strip it, add ``.`` to the last item if it lacks one;
+  with nothing parsed, split on ``"* "`` instead;
+* step 2: the first code block; when there is none, the original fact is kept;
+* step 3: the first ``[...]`` must be ``Foo`` or ``Not Foo``; when it is neither,
+  the fact counts as **relevant**; ``Not Foo`` gives ``Irrelevant`` and no rating;
+* step 4: the first ``[...]`` with ``[^\\w\\s]`` removed and stripped must be exactly
+  ``Supported`` or ``Not Supported``; otherwise the fact is **dropped** (counted in
+  ``judge_unparseable`` and ``dropped``).
+
+Output: one line per response ``{"id", "supported", "not_supported", "irrelevant",
+"num_claims", "dropped", "facts"}``, ready for ``rageval-min factuality f1k``
+(``num_claims`` counts every extracted fact, irrelevant ones included, as SAFE's
+result).  A judge call that fails after the retries makes the whole response an
+error line ``{"id", "error"}``, which ``f1k`` reports and skips; nothing is guessed.
+"""
+
+import argparse
+import json
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import judges
+from ._io import atomic_writer, iter_records
+from ._report import Report
+from ._signature import make_signature
+from .errors import ScoringError
+from .judges import PromptTemplate, UnparseableAnswer
+
+__all__ = ["TEMPLATES", "register_factuality_judge", "run_factuality_judge", "split_sentences", "judge_responses"]
+
+REF = "google-deepmind/long-form-factuality@9d27158"
+FACT_PARAMS: Dict[str, Any] = {"temperature": 0, "max_tokens": 512}
+RATER_PARAMS: Dict[str, Any] = {"temperature": 0.1, "max_tokens": 512}
+TEMPLATE_STEPS = ("facts", "revise", "relevance", "rate")
+
+_FACTS = """\
+List the separate facts stated in the sentence below. Write each fact as a short, complete sentence on its \
+own line starting with "- ". Do not add anything the sentence does not say.
+
+Sentence: The Halden bridge, finished in 1931, crosses the Rell river and is 310 metres long.
+- The Halden bridge was finished in 1931.
+- The Halden bridge crosses the Rell river.
+- The Halden bridge is 310 metres long.
+
+Sentence: {sentence}
+"""
+
+_REVISE = """\
+Rewrite the fact so that it can be understood without the response around it: replace pronouns and vague \
+references ("he", "the company", "this film") by the names the response uses. Do not add any other \
+information. Explain in one sentence, then give the rewritten fact inside a markdown code block.
+
+Response:
+{response}
+
+Fact: {fact}
+"""
+
+_RELEVANCE = """\
+A user asked a question and received a response. Decide whether the fact below is relevant to answering \
+the question: it is relevant if it is about the subject of the question, or about something the response \
+explicitly connects to that subject. Explain briefly, then answer with [Foo] if it is relevant or \
+[Not Foo] if it is not.
+
+Question: {prompt}
+
+Response:
+{response}
+
+Fact: {fact}
+"""
+
+_RATE = """\
+Decide whether the statement is supported by the knowledge below. A statement that the knowledge strongly \
+implies counts as supported. Summarise the relevant knowledge, reason step by step, restate the statement, \
+and finish with [Supported] or [Not Supported].
+
+Knowledge:
+{knowledge}
+
+Statement: {fact}
+"""
+
+TEMPLATES: Dict[str, PromptTemplate] = {
+    "facts": PromptTemplate(_FACTS, ("sentence",)),
+    "revise": PromptTemplate(_REVISE, ("response", "fact")),
+    "relevance": PromptTemplate(_RELEVANCE, ("prompt", "response", "fact")),
+    "rate": PromptTemplate(_RATE, ("knowledge", "fact")),
+}
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_INITIALS = re.compile(r"\b[A-Z]\.$")
+
+
+def split_sentences(response: str) -> List[str]:
+    """Paragraphs (non-empty stripped lines), each split into sentences.
+
+    A stand-in for NLTK's ``sent_tokenize``: a break after ``.``/``!``/``?``
+    followed by whitespace and an upper-case letter, digit or opening quote,
+    except after a single capital initial (``J. Smith``); one-word pieces and
+    pieces starting in lower case are merged into the previous sentence, as SAFE does.
+
+    >>> split_sentences("Ada was born in 1815. She wrote notes.\\nJ. R. Smith met her. ok")
+    ['Ada was born in 1815.', 'She wrote notes.', 'J. R. Smith met her. ok']
+    """
+    out: List[str] = []
+    for para in (p.strip() for p in response.split("\n")):
+        if not para:
+            continue
+        pieces: List[str] = []
+        for piece in _SENTENCE_END.split(para):
+            if pieces and (_INITIALS.search(pieces[-1]) or len(piece.split()) <= 1 or piece[:1].islower()):
+                pieces[-1] = pieces[-1] + " " + piece
+            else:
+                pieces.append(piece)
+        out.extend(p for p in pieces if p.strip())
+    return out
+
+
+def parse_facts(text: str) -> List[str]:
+    """Step 1's parse (``- `` items, else ``* `` items)."""
+    for marker in ("- ", "* "):
+        items = [chunk.split("\n", 1)[0].strip() for chunk in text.split(marker)[1:]]
+        items = [i for i in items if i]
+        if items:
+            if not items[-1].endswith("."):
+                items[-1] = items[-1] + "."
+            return items
+    return []
+
+
+_CODE_BLOCK = re.compile(r"```(?:\w+\n)?(.*?)```", re.DOTALL)
+_BRACKET = re.compile(r"\[(.*?)\]", re.DOTALL)
+
+
+def parse_revised(text: str) -> str:
+    m = _CODE_BLOCK.search(text)
+    if m is None or not m.group(1).strip():
+        raise UnparseableAnswer(None)
+    return m.group(1).strip()
+
+
+def parse_relevance(text: str) -> bool:
+    m = _BRACKET.search(text)
+    answer = m.group(1) if m else ""
+    if answer == "Foo":
+        return True
+    if answer == "Not Foo":
+        return False
+    raise UnparseableAnswer(True)  # the reference treats an unreadable relevance as relevant
+
+
+def parse_rating(text: str) -> str:
+    m = _BRACKET.search(text)
+    answer = re.sub(r"[^\w\s]", "", m.group(1)).strip() if m else ""
+    if answer in ("Supported", "Not Supported"):
+        return answer
+    raise UnparseableAnswer(None)  # the reference drops the fact
+
+
+def judge_responses(
+    records: Sequence[Dict[str, Any]],
+    runner: judges.JudgeRunner,
+    *,
+    templates: Optional[Dict[str, PromptTemplate]] = None,
+    response_field: str = "response",
+    prompt_field: str = "prompt",
+    passages_field: str = "passages",
+) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """Rate every response; return the output lines and diagnostics."""
+    tpl = dict(TEMPLATES)
+    tpl.update(templates or {})
+    ids: List[Any] = []
+    responses: List[str] = []
+    prompts: List[str] = []
+    knowledge: List[str] = []
+    for pos, rec in enumerate(records, 1):
+        rid = rec.get("id", pos)
+        for name in (response_field, prompt_field):
+            if not isinstance(rec.get(name), str):
+                raise ScoringError("missing or not a string", record=f"id={rid}", field=name)
+        passages = rec.get(passages_field, [])
+        if isinstance(passages, str):
+            passages = [passages]
+        if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
+            raise ScoringError("must be a list of strings", record=f"id={rid}", field=passages_field)
+        ids.append(rid)
+        responses.append(rec[response_field])
+        prompts.append(rec[prompt_field])
+        knowledge.append("\n".join(passages))
+    failed: Dict[int, str] = {}
+
+    def note_failures(owners: Sequence[int], errors: Sequence[Optional[str]]) -> None:
+        for o, e in zip(owners, errors):
+            if e is not None and o not in failed:
+                failed[o] = e
+
+    # step 1: facts per sentence
+    sent_owner: List[int] = []
+    sentences: List[str] = []
+    for i, resp in enumerate(responses):
+        for s in split_sentences(resp):
+            sent_owner.append(i)
+            sentences.append(s)
+    r1 = runner.run([tpl["facts"].render(sentence=s) for s in sentences], params=FACT_PARAMS,
+                    parse=parse_facts, label="factuality facts")
+    note_failures(sent_owner, r1.errors)
+    facts: List[Tuple[int, str, str]] = []  # owner, sentence, fact
+    for owner, sentence, items in zip(sent_owner, sentences, r1.parsed):
+        for f in items or []:
+            facts.append((owner, sentence, f))
+    # step 2: self-contained revision (unreadable -> the original fact)
+    r2 = runner.run([tpl["revise"].render(response=responses[o], fact=f) for o, _, f in facts],
+                    params=RATER_PARAMS, parse=parse_revised, label="factuality revise")
+    note_failures([o for o, _, _ in facts], r2.errors)
+    revised = [rv if isinstance(rv, str) else f for (_, _, f), rv in zip(facts, r2.parsed)]
+    # step 3: relevance (unreadable -> relevant)
+    r3 = runner.run([tpl["relevance"].render(prompt=prompts[o], response=responses[o], fact=rf)
+                     for (o, _, _), rf in zip(facts, revised)],
+                    params=RATER_PARAMS, parse=parse_relevance, label="factuality relevance")
+    note_failures([o for o, _, _ in facts], r3.errors)
+    relevant = [k for k, rel in enumerate(r3.parsed) if rel is not False]
+    # step 4: rating against the record's passages
+    r4 = runner.run([tpl["rate"].render(knowledge=knowledge[facts[k][0]], fact=revised[k]) for k in relevant],
+                    params=RATER_PARAMS, parse=parse_rating, label="factuality rate")
+    note_failures([facts[k][0] for k in relevant], r4.errors)
+    label: Dict[int, Optional[str]] = {k: "Irrelevant" for k, rel in enumerate(r3.parsed) if rel is False}
+    for k, rating in zip(relevant, r4.parsed):
+        label[k] = rating
+    lines: List[Dict[str, Any]] = []
+    diags: List[str] = []
+    for i, rid in enumerate(ids):
+        if i in failed:
+            lines.append({"id": rid, "error": f"judge call failed: {failed[i]}"})
+            diags.append(f"id={rid}: judge call failed ({failed[i]}); no counts")
+            continue
+        mine = [k for k, (o, _, _) in enumerate(facts) if o == i]
+        labels = [label.get(k) for k in mine]
+        dropped = sum(1 for lab in labels if lab is None)
+        if dropped:
+            diags.append(f"id={rid}: {dropped} fact(s) dropped: the rating could not be read")
+        lines.append({
+            "id": rid,
+            "supported": labels.count("Supported"),
+            "not_supported": labels.count("Not Supported"),
+            "irrelevant": labels.count("Irrelevant"),
+            "num_claims": len(mine),
+            "dropped": dropped,
+            "facts": [{"sentence": facts[k][1], "atomic_fact": facts[k][2], "self_contained_atomic_fact": revised[k],
+                       "annotation": label.get(k)} for k in mine],
+        })
+    return lines, diags
+
+
+def register_factuality_judge(fsub: Any) -> None:
+    """Add ``factuality judge`` to the ``factuality`` sub-parsers."""
+    from ._judge_families import _add_report_options
+
+    j = fsub.add_parser(
+        "judge",
+        help="search-free SAFE: atomic facts rated Supported / Not Supported / Irrelevant against given passages",
+        description="Rate every response's atomic facts with an LLM judge against the record's own passages "
+        "(SAFE steps 1-4 with the search replaced by the passages) and write per-response counts for "
+        "'factuality f1k'. Prompts are our own wording; --judge-template STEP=FILE for steps "
+        + ", ".join(TEMPLATE_STEPS) + ".",
+    )
+    j.add_argument("--input", required=True, metavar="RESPONSES.jsonl", help="records {id, prompt, response, passages}")
+    j.add_argument("--output", required=True, metavar="COUNTS.jsonl", help="per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}")
+    j.add_argument("--response-field", default="response", metavar="NAME")
+    j.add_argument("--prompt-field", default="prompt", metavar="NAME")
+    j.add_argument("--passages-field", default="passages", metavar="NAME", help="list of passage strings (or one string)")
+    judges.add_judge_options(j)
+    _add_report_options(j, variants=())
+    j.set_defaults(func=run_factuality_judge)
+
+
+def run_factuality_judge(args: argparse.Namespace, io: Any) -> int:
+    from ._judge_families import _emit, _with_judge
+
+    runner = judges.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
+    used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
+    try:
+        records = [rec for _, rec in iter_records(args.input)]
+        lines, diags = judge_responses(records, runner, templates=used, response_field=args.response_field,
+                                       prompt_field=args.prompt_field, passages_field=args.passages_field)
+    finally:
+        runner.close()
+    with atomic_writer(args.output) as fh:
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    ok = [x for x in lines if "error" not in x]
+    totals = {k: sum(x[k] for x in ok) for k in ("supported", "not_supported", "irrelevant", "num_claims", "dropped")}
+    result: Dict[str, Any] = {"responses": len(lines), "errors": len(lines) - len(ok), "output": args.output}
+    result.update(totals)
+    report = Report(
+        family="factuality",
+        signature=make_signature("factuality", REF, (), [("step", "judge"), ("search", "passages"),
+                                                         ("judge_template", judges.template_signature(used))]),
+        result=result,
+        metrics={k: v for k, v in result.items() if isinstance(v, int)},
+        diagnostics=diags[:50],
+    )
+    return _emit(_with_judge(report, runner), args, io)

@@ -1,0 +1,164 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for the judge tests.
+
+Started in a thread by the tests; every request is recorded.  Faults are
+injected from a queue (``server.faults``) or per prompt (``server.prompt_faults``):
+
+``429`` / ``500`` / ``503`` / ``400`` / ``401``
+    that HTTP status (``("429", seconds)`` adds a ``Retry-After`` header);
+``"malformed"``
+    status 200 with a body that is not JSON;
+``"nocontent"``
+    valid JSON without ``choices``;
+``"truncated"``
+    a body cut off before its ``Content-Length``;
+``("slow", seconds)``
+    the right answer after a delay;
+``("hold", event)``
+    wait (at most 20 s) for ``event``, then answer 503.
+
+Every handler's wait is bounded, so the server always stops by itself.
+"""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Optional
+
+
+def default_answer(prompt: str, body: Dict[str, Any]) -> str:
+    return "answer to: " + prompt
+
+
+class ChatServer:
+    def __init__(self, answer: Callable[[str, Dict[str, Any]], str] = default_answer) -> None:
+        self.answer = answer
+        self.faults: List[Any] = []
+        self.prompt_faults: Dict[str, List[Any]] = {}
+        self.requests: List[Dict[str, Any]] = []
+        self.completed: List[str] = []  # prompts answered with 200 + content
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.hold_after: Optional[int] = None  # answer this many, then hold every later request
+        self.release = threading.Event()
+        self.held = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: bytes, headers: Optional[Dict[str, str]] = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length).decode("utf-8"))
+                prompt = body["messages"][-1]["content"]
+                with server.lock:
+                    server.requests.append({
+                        "path": self.path, "body": body, "prompt": prompt,
+                        "auth": self.headers.get("Authorization"),
+                    })
+                    fault = None
+                    pf = server.prompt_faults.get(prompt)
+                    if pf:
+                        fault = pf.pop(0)
+                    elif server.faults:
+                        fault = server.faults.pop(0)
+                    elif server.hold_after is not None and len(server.completed) >= server.hold_after:
+                        fault = ("hold", server.release)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._handle(fault, prompt, body)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _handle(self, fault: Any, prompt: str, body: Dict[str, Any]) -> None:
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, b'{"error": "not found"}')
+                    return
+                kind = fault[0] if isinstance(fault, tuple) else fault
+                if kind in ("429", "500", "503", "400", "401"):
+                    headers = {"Retry-After": str(fault[1])} if isinstance(fault, tuple) else None
+                    self._send(int(kind), json.dumps({"error": {"message": "injected " + kind}}).encode(), headers)
+                    return
+                if kind == "malformed":
+                    self._send(200, b'{"choices": [ this is not json')
+                    return
+                if kind == "truncated":  # promise more bytes than are sent, then hang up
+                    try:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", "500")
+                        self.end_headers()
+                        self.wfile.write(b'{"choices": [')
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    self.close_connection = True
+                    return
+                if kind == "nocontent":
+                    self._send(200, b'{"object": "chat.completion"}')
+                    return
+                if kind == "slow":
+                    time.sleep(fault[1])
+                if kind == "hold":
+                    with server.lock:
+                        server.held += 1
+                    fault[1].wait(20)
+                    self._send(503, b'{"error": "released"}')
+                    return
+                answer = server.answer(prompt, body)
+                payload = json.dumps({
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", ""),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": answer}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }).encode("utf-8")
+                with server.lock:
+                    server.completed.append(prompt)
+                self._send(200, payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> "ChatServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+    def wait_for(self, predicate: Callable[["ChatServer"], bool], timeout: float = 20.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if predicate(self):
+                    return True
+            time.sleep(0.01)
+        return False

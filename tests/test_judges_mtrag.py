@@ -1,0 +1,167 @@
+"""`mtrag judge` (rageval_min/_judge_mtrag.py): IDK, underspecified, RB_llm and RL_F through a
+scripted judge on a loopback server, then from the replay cache; then `mtrag condition`."""
+
+import argparse
+import io
+import json
+import os
+import re
+
+import pytest
+
+from conftest import ROOT, run_cli
+from judge_server import ChatServer
+from rageval_min import _judge_mtrag as jm
+from rageval_min._cli_common import CliIO
+from rageval_min.errors import ScoringError
+
+TASKS = os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")
+
+
+def _block(prompt, start, end):
+    return prompt.rsplit(start, 1)[1].split(end, 1)[0].strip()
+
+
+def scripted(prompt, body):
+    if prompt.rstrip().endswith("[Output]"):  # idk
+        resp = _block(prompt, "[Response]\n", "\n[Output]").lower()
+        if "do not have" in resp or "sorry" in resp:
+            return "Yes"
+        return "partial" if "not say" in resp else "no, it answers"
+    if "[The Start of Assistant's Answer]" in prompt:  # rb_llm
+        ans = _block(prompt, "[The Start of Assistant's Answer]", "[The End of Assistant's Answer]")
+        return "Fine. Rating: [[8]]" if len(ans) > 230 else "Weak. Rating: [[4]]"
+    if "Break the answer below" in prompt:  # statements
+        ans = prompt.rsplit("Answer:\n", 1)[1].strip()
+        parts = [p.strip() for p in re.split(r"(?<=\.)\s+", ans) if p.strip()]
+        return "```json\n" + json.dumps({"statements": parts}) + "\n```"
+    if "Decide whether the statement" in prompt:  # verdict
+        context = _block(prompt, "Context:\n", "\nStatement:").lower()
+        statement = prompt.rsplit("Statement:\n", 1)[1].strip()
+        word = re.findall(r"[A-Za-z]{4,}", statement)
+        ok = bool(word) and word[0].lower() in context
+        return json.dumps({"reason": "scripted", "verdict": 1 if ok else 0})
+    if "ambiguous or underspecified" in prompt:
+        return '{"decision": "no", "explanation": "scripted"}'
+    raise AssertionError("unexpected prompt: " + prompt[:80])
+
+
+@pytest.fixture
+def server():
+    with ChatServer(answer=scripted) as s:
+        yield s
+
+
+def _run(argv):
+    parser = argparse.ArgumentParser(prog="rageval-min mtrag")
+    sub = parser.add_subparsers()
+    jm.register_mtrag_judge(sub)
+    args = parser.parse_args(["judge"] + argv)
+    out, err = io.StringIO(), io.StringIO()
+    code = args.func(args, CliIO(out, err))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _expected(tasks):
+    """The scripted judge's verdicts, worked out from the inputs without the code under test."""
+    exp = []
+    for t in tasks:
+        pred = t["predictions"][0]["text"]
+        low = pred.lower()
+        idk = 1 if ("do not have" in low or "sorry" in low) else (0.5 if "not say" in low else 0)
+        rb = 0.8 if len(pred.strip()) > 230 else 0.4
+        context = "\n".join(c["text"] for c in t["contexts"]).lower()
+        parts = [p.strip() for p in re.split(r"(?<=\.)\s+", pred.strip()) if p.strip()]
+        oks = []
+        for p in parts:
+            w = re.findall(r"[A-Za-z]{4,}", p)
+            oks.append(1 if (w and w[0].lower() in context) else 0)
+        exp.append((idk, rb, sum(oks) / len(oks) if oks else None))
+    return exp
+
+
+def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
+    with open(TASKS, encoding="utf-8") as fh:
+        tasks = [json.loads(line.replace("NaN", "null")) for line in fh]
+    cache = str(tmp_path / "cache.jsonl")
+    live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
+    code, out, err = _run(["--input", TASKS, "--output", live, "--judge", server.base_url,
+                           "--judge-model", "scripted", "--judge-cache", cache, "--concurrency", "2"])
+    assert code == 0, err
+    rep = json.loads(out)
+    with open(live, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    got = [(r["metrics"]["idk_eval"][0], r["metrics"]["RB_llm"][0], r["metrics"]["RL_F"][0]) for r in rows]
+    assert got == _expected(tasks)
+    assert len(set(got)) == 3  # the three records are judged differently
+    assert rep["result"]["steps"] == ["idk", "rb_llm", "rl_f"]
+    assert rep["signature"].endswith("|step=judge|steps=idk+rb_llm+rl_f|judge_template=builtin|judge_model=scripted")
+    idk_req = [r for r in server.requests if r["prompt"].rstrip().endswith("[Output]")]
+    assert idk_req[0]["body"]["messages"][0]["role"] == "system"
+    assert {k: idk_req[0]["body"][k] for k in ("temperature", "top_p", "max_tokens", "seed")} == \
+        {"temperature": 0.0, "top_p": 1, "max_tokens": 400, "seed": 100}
+    rb_req = [r for r in server.requests if "[The Start of Assistant's Answer]" in r["prompt"]]
+    assert rb_req[0]["prompt"].startswith("\n[Instruction]") and rb_req[0]["prompt"].endswith("\n")
+    calls = json.loads(out)
+    n_requests = len(server.requests)
+    server.__exit__()
+
+    code, out2, err = _run(["--input", TASKS, "--output", replay, "--judge", "replay:" + cache])
+    assert code == 0, err
+    replayed = json.loads(out2)
+    assert replayed["result"].pop("output") == replay and calls["result"].pop("output") == live
+    assert replayed == calls
+    with open(live, "rb") as a, open(replay, "rb") as b:
+        assert a.read() == b.read()
+    assert json.loads(out2)["result"]["records"] == 3 and n_requests >= 9
+
+    # then the reference's next stage, unchanged
+    cond = str(tmp_path / "cond.jsonl")
+    r = run_cli(["mtrag", "condition", "--input", live, "--output", cond])
+    assert r.code == 0, r.err
+    with open(cond, encoding="utf-8") as fh:
+        conditioned = [json.loads(line) for line in fh]
+    assert all("RB_llm_idk_underspecified" in c["metrics"] for c in conditioned)
+
+
+def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
+    tmpl = tmp_path / "idk.txt"
+    tmpl.write_text("Custom IDK.\n[Response]\n{response}\n[Output]\n", encoding="utf-8")
+    out = str(tmp_path / "out.jsonl")
+    server.faults = ["400"]  # the first idk call fails and is not guessed
+    code, text, err = _run(["--input", TASKS, "--output", out, "--steps", "idk,underspecified",
+                            "--judge", server.base_url, "--judge-model", "scripted",
+                            "--judge-template", f"idk={tmpl}"])
+    assert code == 0, err
+    rep = json.loads(text)
+    import hashlib
+    sha = hashlib.sha256(tmpl.read_bytes()).hexdigest()[:12]
+    assert f"judge_template=idk:{sha},underspecified:builtin" in rep["signature"]
+    with open(out, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    assert rows[0]["metrics"]["idk_eval"] == [None]
+    assert all(r["metrics"]["underspecified_eval"] == [0] for r in rows)
+    assert any("idk_eval: judge call failed" in d for d in rep["diagnostics"])
+    assert "RB_llm" not in rows[1]["metrics"] or rows[1]["metrics"]["RB_llm"] != [None]
+    with pytest.raises(ScoringError, match="unknown step"):
+        _run(["--input", TASKS, "--output", out, "--steps", "idk,bogus", "--judge", server.base_url,
+              "--judge-model", "m"])
+
+
+def test_mtrag_parsers_and_conversation_split():
+    from rageval_min.judges import UnparseableAnswer
+
+    assert jm.parse_idk("  Yes, it does") == 1
+    with pytest.raises(UnparseableAnswer) as info:
+        jm.parse_idk('"yes"')
+    assert info.value.fallback == "unknown"
+    assert jm.parse_rating("Rating: [[7]]") == 0.7
+    with pytest.raises(UnparseableAnswer) as info:
+        jm.parse_rating("no number")
+    assert info.value.fallback == 0.5
+    assert jm.parse_statements('{"statements": ["a.", " ", "b."]}') == ["a.", "b."]
+    assert jm.parse_verdict('{"verdict": 1}') == 1 and jm.parse_verdict("verdict: 0") == 0
+    with pytest.raises(UnparseableAnswer):
+        jm.parse_verdict("maybe")
+    # spec 13: multi-user conversation -> previous is every line but the last physical line
+    assert jm.split_conversation("user: a\nagent: b\nuser: c\ncontinued") == ("user: a\nagent: b\nuser: c", "c")
