@@ -206,6 +206,9 @@ def register(sub: Any) -> None:
     add_report_options(p, extra_formats=("jsonl",), default_format="jsonl", variants=("pearson_fsum",))
     p.set_defaults(func=run_correlate)
 
+    from ._judge_factuality import register_factuality_judge
+    register_factuality_judge(fs)
+
 
 # --------------------------------------------------------------------------- f1k
 

@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import mtrag
+from . import judges, mtrag
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
 from ._io import Problems, atomic_writer, iter_jsonl
 from ._report import Report
@@ -88,6 +88,7 @@ def register(sub: Any) -> None:
         "The report holds the mean of each metric over the records (gate on them by name).",
     )
     _records_options(a, what="task records with predictions, targets, contexts", step="algorithmic")
+    judges.add_bertscore_options(a)
     a.set_defaults(func=run_algorithmic)
 
     c = msub.add_parser(
@@ -144,6 +145,9 @@ def register(sub: Any) -> None:
     )
     add_report_options(s, variants=STEP_VARIANTS["summarize"])
     s.set_defaults(func=run_summarize)
+
+    from ._judge_mtrag import register_mtrag_judge
+    register_mtrag_judge(msub)
 
 
 def _run_help(args: argparse.Namespace, io: CliIO) -> int:
@@ -310,7 +314,11 @@ def _emit_with_report_path(report: Report, args: argparse.Namespace, io: CliIO) 
 
 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
-    report = algorithmic_file(args.input, args.output, variants=selected_variants(args))
+    scorer = judges.scorer_from_args(args)
+    bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
+    report = algorithmic_file(args.input, args.output, variants=selected_variants(args), bertscore=bertscore)
+    if scorer is not None:
+        report = report._replace(signature=report.signature.replace("|bertscore=scorer", "|bertscore=" + scorer.identity))
     return _emit_with_report_path(report, args, io)
 
 

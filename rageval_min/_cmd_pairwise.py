@@ -91,6 +91,9 @@ def register(sub: Any) -> None:
     add_report_options(sc, variants=pairwise.VARIANTS)
     sc.set_defaults(func=run_score)
 
+    from ._judge_families import register_pairwise_judge
+    register_pairwise_judge(psub)
+
 
 # --------------------------------------------------------------------------- prompts
 

@@ -120,6 +120,9 @@ def register(sub: Any) -> None:
     add_report_options(rp, variants=rgb.VARIANTS, default_format="text")
     rp.set_defaults(func=run_report)
 
+    from ._judge_families import register_rgb_judge
+    register_rgb_judge(rsub)
+
 
 # --------------------------------------------------------------------------- helpers
 
