@@ -1,7 +1,6 @@
 """``rageval-min grounding``: the WFGY grounding gate."""
 
 import argparse
-import json
 import os
 from typing import Any
 

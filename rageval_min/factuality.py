@@ -46,6 +46,7 @@ from typing import (
     Union,
 )
 
+from ._numeric import np_mean, np_std, np_sum, pairwise_sum
 from ._signature import make_signature
 from .errors import ScoringError
 
@@ -288,97 +289,6 @@ def count_labels(
 # ---------------------------------------------------------------------------
 # D. numpy float64 sum / mean / std emulation
 # ---------------------------------------------------------------------------
-
-
-def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
-    # numpy's pairwise_sum kernel for float64 (block 128, 8-way unrolled)
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo : lo + 8]
-        i = 8
-        limit = n - (n % 8)
-        while i < limit:
-            j = lo + i
-            r0 += a[j]
-            r1 += a[j + 1]
-            r2 += a[j + 2]
-            r3 += a[j + 3]
-            r4 += a[j + 4]
-            r5 += a[j + 5]
-            r6 += a[j + 6]
-            r7 += a[j + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        for k in range(lo + limit, lo + n):
-            res += a[k]
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
-
-
-_INT_BUFFER = 8192
-
-
-def _all_integral(values: Sequence[Any]) -> bool:
-    return all(isinstance(v, int) for v in values)
-
-
-def np_sum(values: Sequence[Number]) -> float:
-    """``np.sum`` of a list of Python numbers as float64, bit for bit.
-
-    A list of only ints/bools is an int64 array: it is cast to float64 in
-    8192-element buffers, each pairwise-summed and added to the running total.
-    Any float makes a float64 array, reduced in one pairwise call.
-
-    >>> np_sum([0.1] * 10)
-    1.0
-    >>> np_sum([])
-    0.0
-    """
-    floats = [float(v) for v in values]
-    n = len(floats)
-    if _all_integral(values) and n > _INT_BUFFER:
-        total = 0.0
-        for start in range(0, n, _INT_BUFFER):
-            total += _pairwise(floats, start, min(_INT_BUFFER, n - start))
-        return total
-    return 0.0 + _pairwise(floats, 0, n)
-
-
-def np_mean(values: Sequence[Number]) -> float:
-    """``np.mean`` (float64), bit for bit; nan for an empty list (numpy warns).
-
-    >>> np_mean([1, 2])
-    1.5
-    >>> np_mean([])
-    nan
-    """
-    n = len(values)
-    if n == 0:
-        return math.nan
-    return np_sum(values) / n
-
-
-def np_std(values: Sequence[Number]) -> float:
-    """``np.std`` (population, ddof=0), bit for bit; nan for an empty list.
-
-    >>> np_std([1, 2, 3, 4])
-    1.118033988749895
-    """
-    n = len(values)
-    if n == 0:
-        return math.nan
-    mean = np_sum(values) / n
-    squares = []
-    for v in values:
-        d = float(v) - mean
-        squares.append(d * d)
-    return math.sqrt(_pairwise(squares, 0, n) / n)
 
 
 def _seq_mean(values: Sequence[Number]) -> float:
@@ -1335,7 +1245,7 @@ def bootstrap_mean_ci(
     floats = [float(v) for v in values]
     means = []
     for _ in range(n_resamples):
-        means.append(_pairwise(rng.choices(floats, k=n), 0, n) / n)
+        means.append(pairwise_sum(rng.choices(floats, k=n), 0, n) / n)
     means.sort()
     alpha = 1.0 - confidence
     lo = int(math.floor(alpha / 2.0 * n_resamples))

@@ -47,7 +47,7 @@ Variants (opt-in, recorded in the signature): ``bom_tolerant``,
 import json
 import re
 import unicodedata
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
 from ._io import Problems, iter_jsonl
 from ._signature import make_signature

@@ -4,7 +4,6 @@ import gzip
 import json
 import math
 import os
-from collections import defaultdict
 
 import pytest
 
