@@ -1,7 +1,6 @@
 """rageval-min pairwise prompts|score: round trip, output files, gates, exit codes."""
 
 import csv
-import importlib.util
 import json
 import os
 
@@ -180,8 +179,11 @@ def test_crash_path_names_the_cmp_index(tmp_path):
     assert r.code == 2 and "cmp_index=only-one-part" in r.err and "Traceback" not in r.err
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tiktoken") is not None, reason="tiktoken installed")
-def test_tokens_without_tiktoken_says_how_to_install():
+def test_tokens_without_a_tokenizer_says_how_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # importing either now raises ImportError
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
     r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--lengths", "tokens"])
     assert r.code == 2
     assert "pip install 'rageval-min[tokens]'" in r.err
@@ -222,6 +224,7 @@ def test_tokens_lengths_use_the_extras_adapter(monkeypatch):
             return text.split()
 
     fake.get_encoding = lambda name: Enc() if name == "cl100k_base" else None
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # force the tiktoken fallback
     monkeypatch.setitem(sys.modules, "tiktoken", fake)
     pkg = types.ModuleType("rageval_min_extras")
     pkg.__path__ = [os.path.join(ROOT, "extras")]
@@ -237,3 +240,23 @@ def test_tokens_lengths_use_the_extras_adapter(monkeypatch):
     assert ls["unit"] == "tokens" and "lengths=tokens" in out["signature"]
     # 'ref answer for alpha/uml_class' is 4 whitespace tokens; every ref answer has that shape
     assert ls["rows"][0][:3] == ["ref", 4.0, 0.0]
+
+
+@pytest.mark.parametrize("run", sorted(os.listdir(os.path.join(DATA, "pairwise", "output"))))
+def test_token_lengths_reproduce_the_reference_length_stats(tmp_path, run):
+    """cl100k lengths through the tokens extra (bpe-openai, offline) match the shipped CSVs byte for byte."""
+    try:
+        import bpe_openai  # noqa: F401
+        import rageval_min_extras.tokens  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs the tokens extra: pip install '.[tokens]'")
+        pytest.skip("the tokens extra (bpe-openai) is not installed")
+    d = os.path.join(DATA, "pairwise", "output", run)
+    record = next(os.path.join(d, f) for f in os.listdir(d) if f.startswith("record_"))
+    out = tmp_path / "out"
+    r = run_cli(["pairwise", "score", "--record", record, "--nopt", "2", "--refm", "gpt-3.5-turbo-1106",
+                 "--lengths", "tokens", "--output-dir", str(out)])
+    assert r.code == 0, r.err
+    with open(os.path.join(d, "length_stats.csv"), "rb") as want, open(out / "length_stats.csv", "rb") as got:
+        assert got.read() == want.read()
