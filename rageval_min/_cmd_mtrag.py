@@ -15,7 +15,7 @@ their records file is written atomically, the report goes to stdout or ``--repor
 import argparse
 import json
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import judges, mtrag
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
@@ -190,6 +190,20 @@ def _one(
     return 1
 
 
+def _means_report(n: int, output: Optional[str], means: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The ``result`` payload and the gateable metrics of a streamed step."""
+    present = {k: v for k, v in means.items() if v.n or v.skipped}
+    result = {
+        "records": n,
+        "output": output,
+        "means": {k: v.mean for k, v in present.items()},
+        "counts": {k: v.n for k, v in present.items()},
+    }
+    metrics: Dict[str, Any] = {"records": n}
+    metrics.update((k, v.mean) for k, v in present.items())
+    return result, metrics
+
+
 def _stream(
     path: str, output: str, step: Any, writer: Any
 ) -> Tuple[int, _Diagnostics]:
@@ -240,15 +254,7 @@ def algorithmic_file(
         return result
 
     n, diagnostics = _stream(path, output, step, _json_algorithmic)
-    present = {k: v for k, v in means.items() if v.n or v.skipped}
-    result = {
-        "records": n,
-        "output": output,
-        "means": {k: v.mean for k, v in present.items()},
-        "counts": {k: v.n for k, v in present.items()},
-    }
-    metrics: Dict[str, Any] = {"records": n}
-    metrics.update((k, v.mean) for k, v in present.items())
+    result, metrics = _means_report(n, output, means)
     params: List[Tuple[str, object]] = [("step", "algorithmic"), ("bertscore", "input" if bertscore is None else "scorer")]
     return Report(
         family="mtrag",
@@ -288,15 +294,7 @@ def condition_file(
         return _json_pandas(record)  # already rounded in step()
 
     n, diagnostics = _stream(path, output, step, writer)
-    present = {k: v for k, v in means.items() if v.n or v.skipped}
-    result = {
-        "records": n,
-        "output": output,
-        "means": {k: v.mean for k, v in present.items()},
-        "counts": {k: v.n for k, v in present.items()},
-    }
-    gate_metrics: Dict[str, Any] = {"records": n}
-    gate_metrics.update((k, v.mean) for k, v in present.items())
+    result, gate_metrics = _means_report(n, output, means)
     params = [("step", "condition"), ("metrics", ",".join(metrics)), ("float_digits", digits)]
     return Report(
         family="mtrag",
