@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import factuality as F
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import iter_records
+from ._io import iter_records, read_text
 from ._report import Report
 from .errors import ScoringError
 
@@ -611,8 +611,7 @@ def _demo_args(**kw: Any) -> argparse.Namespace:
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+    return read_text(path, what="gold sample")
 
 
 def demo(io: CliIO) -> str:

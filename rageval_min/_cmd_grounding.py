@@ -6,6 +6,7 @@ from typing import Any
 
 from . import grounding
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
+from ._io import read_text
 from ._report import Report, render_text
 from .errors import ScoringError
 
@@ -62,8 +63,7 @@ def demo(io: CliIO) -> str:
         gates=grounding.DEFAULT_GATES,
         variants=(),
     )
-    with open(os.path.join(base, "expected_wfgy.json"), encoding="utf-8") as fh:
-        expected = fh.read()
+    expected = read_text(os.path.join(base, "expected_wfgy.json"), what="gold sample")
     got = grounding.format_wfgy(report.result)
     if got != expected:
         raise ScoringError("output differs from expected_wfgy.json", path=base)

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import judges
 from ._cli_common import CliIO, emit_report, gold_samples_dir
-from ._io import Problems, atomic_writer, iter_records
+from ._io import Problems, atomic_writer, iter_records, read_text
 from ._report import FORMATS, Report, render_text
 from ._signature import make_signature
 from .errors import ScoringError
@@ -94,13 +94,9 @@ def _load_template(values: Optional[List[str]]) -> Optional[judges.PromptTemplat
     if len(values) > 1:
         raise ScoringError("judge run takes one --judge-template")
     path = values[0]
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScoringError(f"cannot read judge template: {exc}", path=path) from None
+    text = read_text(path, what="judge template")
     fields = sorted({m.group(1) for m in judges._FIELD_RE.finditer(text) if m.group(1)})
-    return judges.PromptTemplate.from_file(path, fields)
+    return judges.PromptTemplate(text, fields, source=path)
 
 
 class Prompts(NamedTuple):

@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import judges, mtrag
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import Problems, atomic_writer, iter_jsonl
+from ._io import Problems, atomic_writer, iter_jsonl, read_text
 from ._report import Report
 from .errors import ScoringError
 
@@ -160,13 +160,6 @@ def _run_help(args: argparse.Namespace, io: CliIO) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _raise_combined(first: List[str], second: List[str], count: int) -> None:
-    messages = (first + second)[:MAX_DIAGNOSTICS]
-    more = count - 1
-    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
-    raise ScoringError(messages[0] + suffix, problems=messages)
-
-
 def _one(
     path: str, line_no: int, record: Any, step: Any, writer: Any, fh: Any, problems: Problems, diagnostics: _Diagnostics
 ) -> int:
@@ -222,7 +215,7 @@ def _stream(
                 if problems.full:
                     break
         except ScoringError as exc:  # the reader's problems (bad JSON, encoding, ...)
-            _raise_combined(problems.messages, exc.problems, problems.count + len(exc.problems))
+            problems.add_error(exc)
         problems.raise_if_any()
     return n, diagnostics
 
@@ -521,8 +514,7 @@ def run_summarize(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+    return read_text(path, what="gold sample")
 
 
 def demo(io: CliIO) -> str:

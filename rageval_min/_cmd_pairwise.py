@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import pairwise
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import atomic_writer, open_output
+from ._io import atomic_writer, open_output, read_text
 from ._report import Report, render_text
 from .errors import ScoringError
 
@@ -100,12 +100,7 @@ def register(sub: Any) -> None:
 def _read_template(path: Optional[str]) -> Optional[str]:
     if path is None:
         return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScoringError(f"cannot read the judge template: {exc}", path=path) from None
-    return pairwise.load_template(text, path=path)
+    return pairwise.load_template(read_text(path, what="judge template"), path=path)
 
 
 def run_prompts(args: argparse.Namespace, io: CliIO) -> int:

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 
 from . import rgb
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import Problems, iter_jsonl, open_output
+from ._io import Problems, iter_records, open_output, read_text
 from ._report import Report
 from .errors import ScoringError
 
@@ -137,21 +137,13 @@ Labelled = Tuple[int, Dict[str, Any], Optional[rgb.Label], Optional[str]]
 
 
 def _read(path: str) -> Iterator[Row]:
-    """Stream the records of a JSON Lines file; every problem is raised together at the end.
+    """Stream the records of a JSON Lines file (RGB's are named ``.json``).
 
-    Nothing is yielded after the first problem, so a caller writing through
-    :func:`atomic_writer` leaves no partial file behind.
+    Problems are raised together at the end and nothing is yielded after the
+    first, so a caller writing through :func:`atomic_writer` leaves no
+    partial file behind.
     """
-    problems = Problems()
-    for line, value in iter_jsonl(path):
-        if not isinstance(value, dict):
-            problems.add(f"expected a JSON object, got {type(value).__name__}", path=path, line=line)
-            if problems.full:
-                break
-            continue
-        if not problems:
-            yield line, value
-    problems.raise_if_any()
+    return iter_records(path, fmt="jsonl")
 
 
 def _who(rec: Dict[str, Any]) -> Optional[str]:
@@ -304,13 +296,7 @@ def _mix_one(args: argparse.Namespace, line: int, inst: Dict[str, Any], fh: Any,
 
 
 def _read_template(path: Optional[str]) -> Optional[str]:
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScoringError(f"cannot read the judge template: {exc}", path=path) from None
+    return None if path is None else read_text(path, what="judge template")
 
 
 def run_label(args: argparse.Namespace, io: CliIO) -> int:

@@ -33,6 +33,8 @@ __all__ = [
     "iter_jsonl",
     "iter_records",
     "open_output",
+    "read_text",
+    "RECORD_FORMATS",
     "write_text_atomic",
 ]
 
@@ -86,7 +88,8 @@ class Problems:
             self.messages.append(str(err))
 
     def add_error(self, err: ScoringError) -> None:
-        self.count += 1
+        """Merge an error that may itself carry several problems."""
+        self.count += err.count
         for m in err.problems:
             if len(self.messages) < self.limit:
                 self.messages.append(m)
@@ -96,22 +99,24 @@ class Problems:
             return
         first = self.messages[0]
         if self.count == 1:
-            raise ScoringError(first, problems=self.messages)
+            raise ScoringError(first, problems=self.messages, count=1)
         more = self.count - 1
         stopped = " (stopped reading)" if self.count >= self.limit else ""
         raise ScoringError(
             f"{first} (and {more} more problem{'s' if more > 1 else ''}{stopped})",
             problems=self.messages,
+            count=self.count,
         )
 
 
-def _open_binary(path: str) -> IO[bytes]:
+def _open_binary(path: str, what: Optional[str] = None) -> IO[bytes]:
+    the = f" the {what}" if what else ""
     if os.path.isdir(path):
-        raise ScoringError("is a directory, expected a file", path=path)
+        raise ScoringError(f"cannot open{the}: is a directory, expected a file", path=path)
     try:
         return open(path, "rb")
     except OSError as exc:
-        raise ScoringError(f"cannot open: {exc.strerror or exc}", path=path) from None
+        raise ScoringError(f"cannot open{the}: {exc.strerror or exc}", path=path) from None
 
 
 def _decode(raw: bytes, path: str, lineno: int) -> str:
@@ -268,21 +273,32 @@ def _iter_delimited(path: str, delimiter: str, *, bom_tolerant: bool) -> Iterato
             wrapper.detach()
 
 
-def iter_records(path: str, *, bom_tolerant: bool = False) -> Iterator[Tuple[int, Dict[str, Any]]]:
+#: The formats :func:`iter_records` reads.
+RECORD_FORMATS = ("jsonl", "json", "csv", "tsv")
+
+
+def iter_records(
+    path: str, *, bom_tolerant: bool = False, fmt: Optional[str] = None
+) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """Yield ``(line_or_index, record)`` from a JSONL, JSON, CSV or TSV file.
 
-    The format is chosen by the extension (``.jsonl``/``.ndjson``, ``.json``,
-    ``.csv``, ``.tsv``; anything else is read as JSONL).  A JSON file holds an
+    The format is ``fmt`` when given (one of :data:`RECORD_FORMATS`; e.g.
+    ``"jsonl"`` for JSON Lines files named ``.json``, as RGB's are), else chosen
+    by the extension (``.json``, ``.csv``, ``.tsv``; anything else is JSONL).  A JSON file holds an
     array of objects (or an object with a ``records``/``data``/``rows`` array);
     its "line" numbers are 1-based positions in the array.  CSV/TSV files have a
     header row and give string values.  Every record must be a JSON object.
     """
-    ext = os.path.splitext(path)[1].lower()
-    if ext == ".json":
+    if fmt is None:
+        ext = os.path.splitext(path)[1].lower().lstrip(".")
+        fmt = ext if ext in RECORD_FORMATS else "jsonl"
+    elif fmt not in RECORD_FORMATS:
+        raise ValueError(f"unknown record format {fmt!r}")
+    if fmt == "json":
         source = _iter_json_array(path, bom_tolerant=bom_tolerant)
-    elif ext == ".csv":
+    elif fmt == "csv":
         source = _iter_delimited(path, ",", bom_tolerant=bom_tolerant)
-    elif ext == ".tsv":
+    elif fmt == "tsv":
         source = _iter_delimited(path, "\t", bom_tolerant=bom_tolerant)
     else:
         source = iter_jsonl(path, bom_tolerant=bom_tolerant)
@@ -296,6 +312,23 @@ def iter_records(path: str, *, bom_tolerant: bool = False) -> Iterator[Tuple[int
         if not problems:
             yield lineno, value
     problems.raise_if_any()
+
+
+def read_text(path: str, *, what: str = "file") -> str:
+    """The whole UTF-8 text of a small file (a template, an expected output).
+
+    Unreadable or non-UTF-8 files raise one ScoringError naming the path and
+    ``what`` the file is for.
+    """
+    with _open_binary(path, what) as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScoringError(
+            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x})", path=path, line=line
+        ) from None
 
 
 @contextmanager

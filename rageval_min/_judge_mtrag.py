@@ -36,7 +36,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import judges, mtrag
-from ._io import atomic_writer, iter_jsonl
+from ._io import atomic_writer, iter_records
 from ._report import Report
 from .errors import ScoringError
 from .judges import PromptTemplate, UnparseableAnswer
@@ -398,11 +398,7 @@ def run_mtrag_judge(args: argparse.Namespace, io: Any) -> int:
     runner = judges.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
     used = {t: runner.template(t, TEMPLATES[t]) for s in steps for t in _TEMPLATES_OF[s]}
     try:
-        records: List[Dict[str, Any]] = []
-        for line, rec in iter_jsonl(args.input):
-            if not isinstance(rec, dict):
-                raise ScoringError("expected a JSON object", path=args.input, line=line)
-            records.append(rec)
+        records = [rec for _, rec in iter_records(args.input, fmt="jsonl")]
         diags = judge_records(records, runner, steps=steps, templates=used)
     finally:
         runner.close()

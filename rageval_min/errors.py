@@ -21,8 +21,9 @@ class ScoringError(ValueError):
     >>> str(ScoringError("claim is not a string", record="qid=q7", field="answer_json.claim"))
     'qid=q7: answer_json.claim: claim is not a string'
 
-    ``problems`` holds every message when several records were bad; ``str()``
-    then gives the first ones and a count of the rest.
+    ``problems`` holds the messages when several records were bad (the first
+    ones, up to a limit) and ``count`` how many there were; ``str()`` then gives
+    the first and a count of the rest.
     """
 
     def __init__(
@@ -34,6 +35,7 @@ class ScoringError(ValueError):
         field: Optional[str] = None,
         record: Optional[Any] = None,
         problems: Optional[Sequence[str]] = None,
+        count: Optional[int] = None,
     ) -> None:
         self.msg = msg
         self.path = path
@@ -51,4 +53,6 @@ class ScoringError(ValueError):
             where.append(str(field))
         text = ": ".join(where + [msg])
         self.problems = list(problems) if problems else [text]
+        #: How many problems there were (``problems`` may hold only the first ones).
+        self.count = count if count is not None else len(self.problems)
         super().__init__(text)

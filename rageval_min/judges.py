@@ -80,6 +80,7 @@ from typing import (
 
 from typing import Protocol, runtime_checkable
 
+from ._io import read_text
 from .errors import ScoringError
 
 __all__ = [
@@ -1111,18 +1112,8 @@ class PromptTemplate:
 
     @classmethod
     def from_file(cls, path: str, fields: Iterable[str], *, step: str = "") -> "PromptTemplate":
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise ScoringError(f"cannot read judge template: {exc.strerror or exc}", path=path) from None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ScoringError("judge template is not UTF-8", path=path) from None
-        tmpl = cls(text, fields, source=path, step=step)
-        tmpl.signature_value = hashlib.sha256(data).hexdigest()[:12]
-        return tmpl
+        # The signature is the sha256 prefix of the file's bytes (``text`` encodes back to them).
+        return cls(read_text(path, what="judge template"), fields, source=path, step=step)
 
     def render(self, **values: Any) -> str:
         missing = [f for f in self.fields if f not in values and "{" + f + "}" in self.text]

@@ -245,3 +245,12 @@ def test_problems_in_both_files_are_reported_together(tmp_path):
     r = run_cli(["grounding", "--gold", str(g), "--trace", str(t)])
     assert r.code == 2
     assert "g.jsonl:2: qid: missing" in r.err and "and 1 more problem" in r.err
+
+
+def test_problem_count_includes_every_reader_problem(tmp_path):
+    g = tmp_path / "g.jsonl"
+    g.write_text('{"answerable": true}\n', encoding="utf-8")
+    t = tmp_path / "t.jsonl"
+    t.write_text("bad1\nbad2\nbad3\n", encoding="utf-8")
+    r = run_cli(["grounding", "--gold", str(g), "--trace", str(t)])
+    assert r.code == 2 and "(and 3 more problems)" in r.err and len(r.err.strip().splitlines()) == 1

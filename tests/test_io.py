@@ -111,3 +111,41 @@ def test_overlong_line_is_reported_not_loaded(tmp_path):
         list(iter_jsonl(str(p), max_line_bytes=1000))
     assert [m.split(": ", 1)[0] for m in exc.value.problems] == [f"{p}:2", f"{p}:3"]
     assert "line longer than 1000 bytes" in exc.value.problems[0]
+
+
+def test_merged_errors_count_every_problem(tmp_path):
+    from rageval_min._io import Problems
+
+    p = tmp_path / "a.jsonl"
+    p.write_text("x\ny\nz\n", encoding="utf-8")
+    problems = Problems()
+    problems.add("first", path="g.jsonl", line=1)
+    with pytest.raises(ScoringError) as reader:
+        list(iter_jsonl(str(p)))
+    problems.add_error(reader.value)
+    with pytest.raises(ScoringError) as exc:
+        problems.raise_if_any()
+    assert exc.value.count == 4 and "(and 3 more problems)" in str(exc.value)
+    assert len(exc.value.problems) == 4
+
+
+def test_iter_records_format_override(tmp_path):
+    p = tmp_path / "prediction_en.json"  # JSON Lines under a .json name, as RGB's files are
+    p.write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
+    with pytest.raises(ScoringError, match="invalid JSON"):
+        list(iter_records(str(p)))
+    assert list(iter_records(str(p), fmt="jsonl")) == [(1, {"a": 1}), (2, {"a": 2})]
+
+
+def test_read_text_names_the_file_and_its_purpose(tmp_path):
+    from rageval_min._io import read_text
+
+    good = tmp_path / "t.txt"
+    good.write_text("héllo {x}\n", encoding="utf-8")
+    assert read_text(str(good)) == "héllo {x}\n"
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(ScoringError, match=r"bad.txt:2: judge template is not valid UTF-8 \(byte 0xff\)"):
+        read_text(str(bad), what="judge template")
+    with pytest.raises(ScoringError, match="cannot open the judge template: No such file"):
+        read_text(str(tmp_path / "missing.txt"), what="judge template")
