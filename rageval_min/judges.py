@@ -76,6 +76,7 @@ from typing import (
     Sequence,
     TextIO,
     Tuple,
+    TypeVar,
 )
 
 from typing import Protocol, runtime_checkable
@@ -1180,34 +1181,27 @@ def templates_from_args(values: Optional[Sequence[str]], steps: Sequence[str] = 
 # --------------------------------------------------------------------------- #
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return v
+_N = TypeVar("_N", int, float)
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return v
+def _checked(convert: Callable[[str], _N], kind: str, ok: Callable[[_N], bool], rule: str) -> Callable[[str], _N]:
+    """An argparse ``type=`` that converts with ``convert`` and requires ``ok``."""
+
+    def parse(text: str) -> _N:
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(rule)
+        return v
+
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return v
+_positive_int = _checked(int, "an integer", lambda v: v >= 1, "must be at least 1")
+_nonneg_int = _checked(int, "an integer", lambda v: v >= 0, "must be >= 0")
+_positive_float = _checked(float, "a number", lambda v: v > 0, "must be > 0")
 
 
 def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
