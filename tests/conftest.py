@@ -49,6 +49,15 @@ def run_subprocess(argv: List[str], cwd: Optional[str] = None, env: Optional[dic
 
 
 @pytest.fixture
+def server():
+    """A loopback chat-completions server with the default scripted answers."""
+    from judge_server import ChatServer
+
+    with ChatServer() as s:
+        yield s
+
+
+@pytest.fixture
 def cli():
     return run_cli
 

@@ -162,3 +162,13 @@ class ChatServer:
                     return True
             time.sleep(0.01)
         return False
+
+
+class Sleeps:
+    """A stand-in for ``time.sleep`` that records the requested waits."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, secs):
+        self.calls.append(secs)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from judge_server import ChatServer
+from judge_server import Sleeps
 from rageval_min import judges
 from rageval_min.errors import ScoringError
 from rageval_min.judges import (
@@ -24,19 +24,6 @@ from rageval_min.judges import (
     run_judge,
 )
 
-
-class Sleeps:
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, secs):
-        self.calls.append(secs)
-
-
-@pytest.fixture
-def server():
-    with ChatServer() as s:
-        yield s
 
 
 def _http(server, **kw):

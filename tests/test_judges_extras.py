@@ -11,24 +11,11 @@ import sys
 import pytest
 
 from conftest import ROOT
-from judge_server import ChatServer
+from judge_server import Sleeps
 from rageval_min import judges
 from rageval_min.errors import ScoringError
 from rageval_min.judges import JudgeStats, import_extra, judge_from_spec, run_judge
 
-
-class Sleeps:
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, secs):
-        self.calls.append(secs)
-
-
-@pytest.fixture
-def server():
-    with ChatServer() as s:
-        yield s
 
 
 def _drop_extra_modules(monkeypatch, *names):
