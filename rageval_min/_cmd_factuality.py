@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import factuality as F
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import iter_records, read_text
+from ._io import iter_records, read_json, read_text
 from ._report import Report
 from .errors import ScoringError
 
@@ -106,24 +106,7 @@ def _jsonl(report: Report, outcomes: Any) -> str:
 
 
 def _read_json_object(path: str) -> Dict[str, Any]:
-    if os.path.isdir(path):
-        raise ScoringError("is a directory, expected a file", path=path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise ScoringError(f"cannot open: {exc.strerror or exc}", path=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ScoringError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", path=path, line=line) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScoringError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path, line=exc.lineno) from None
-    except RecursionError:
-        raise ScoringError("JSON nested too deeply", path=path) from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise ScoringError("expected a JSON object (an experiment result)", path=path)
     return data

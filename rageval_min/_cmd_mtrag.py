@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import judges, mtrag
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import Problems, atomic_writer, iter_jsonl, read_text
+from ._io import Problems, atomic_writer, iter_jsonl, read_json, read_text
 from ._report import Report
 from .errors import ScoringError
 
@@ -330,18 +330,6 @@ def run_condition(args: argparse.Namespace, io: CliIO) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _load_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as exc:
-        raise ScoringError(f"cannot open: {exc.strerror or exc}", path=path) from None
-    except UnicodeDecodeError:
-        raise ScoringError("not valid UTF-8", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise ScoringError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
-
-
 def _analytics_rows(path: str, data: Dict[str, Any], variants: Sequence[str]) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
     """``(model, group, values)`` for each evaluation of an InspectorRAGet analytics file.
 
@@ -421,7 +409,7 @@ def summarize_files(
             kind = "jsonl"
             rows: Iterator[Tuple[str, str, Dict[str, Any]]] = _jsonl_rows(path, model or label, variants)
         else:
-            data = _load_json(path)
+            data = read_json(path)
             if isinstance(data, dict):
                 kind = "analytics"
                 rows = _analytics_rows(path, data, variants)

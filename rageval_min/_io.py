@@ -33,6 +33,7 @@ __all__ = [
     "iter_jsonl",
     "iter_records",
     "open_output",
+    "read_json",
     "read_text",
     "RECORD_FORMATS",
     "write_text_atomic",
@@ -205,24 +206,33 @@ def iter_jsonl(
     problems.raise_if_any()
 
 
-def _iter_json_array(path: str, *, bom_tolerant: bool) -> Iterator[Tuple[int, Any]]:
-    with _open_binary(path) as fh:
-        raw = fh.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ScoringError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", path=path, line=line) from None
+def _strip_bom(text: str, path: str, bom_tolerant: bool) -> str:
     if text.startswith(_BOM):
         if not bom_tolerant:
             raise ScoringError("starts with a UTF-8 byte order mark", path=path, line=1)
-        text = text[1:]
-    if not text.strip():
-        raise ScoringError("holds no records (the file is empty)", path=path)
+        return text[1:]
+    return text
+
+
+def _parse_json(text: str, path: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScoringError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise ScoringError("JSON nested too deeply", path=path) from None
+
+
+def read_json(path: str, *, what: Optional[str] = None, bom_tolerant: bool = False) -> Any:
+    """Parse a whole JSON file; every failure is one ScoringError naming path and line."""
+    return _parse_json(_strip_bom(read_text(path, what=what), path, bom_tolerant), path)
+
+
+def _iter_json_array(path: str, *, bom_tolerant: bool) -> Iterator[Tuple[int, Any]]:
+    text = _strip_bom(read_text(path), path, bom_tolerant)
+    if not text.strip():
+        raise ScoringError("holds no records (the file is empty)", path=path)
+    data = _parse_json(text, path)
     if isinstance(data, dict):
         for key in ("records", "data", "rows"):
             if isinstance(data.get(key), list):
@@ -314,7 +324,7 @@ def iter_records(
     problems.raise_if_any()
 
 
-def read_text(path: str, *, what: str = "file") -> str:
+def read_text(path: str, *, what: Optional[str] = None) -> str:
     """The whole UTF-8 text of a small file (a template, an expected output).
 
     Unreadable or non-UTF-8 files raise one ScoringError naming the path and
@@ -327,7 +337,7 @@ def read_text(path: str, *, what: str = "file") -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ScoringError(
-            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x})", path=path, line=line
+            f"{what + ' is ' if what else ''}not valid UTF-8 (byte 0x{data[exc.start]:02x})", path=path, line=line
         ) from None
 
 

@@ -149,3 +149,16 @@ def test_read_text_names_the_file_and_its_purpose(tmp_path):
         read_text(str(bad), what="judge template")
     with pytest.raises(ScoringError, match="cannot open the judge template: No such file"):
         read_text(str(tmp_path / "missing.txt"), what="judge template")
+
+
+def test_read_json_errors_name_file_and_line(tmp_path):
+    from rageval_min._io import read_json
+
+    p = tmp_path / "a.json"
+    p.write_text('{"a":\n  [1,\n', encoding="utf-8")
+    with pytest.raises(ScoringError, match=r"a.json:3: invalid JSON: Expecting value"):
+        read_json(str(p))
+    p.write_bytes('\ufeff{"a": 1}'.encode("utf-8"))
+    with pytest.raises(ScoringError, match="a.json:1: starts with a UTF-8 byte order mark"):
+        read_json(str(p))
+    assert read_json(str(p), bom_tolerant=True) == {"a": 1}
