@@ -16,7 +16,7 @@ from .errors import ScoringError
 from .gates import check_gate_names, evaluate_gates
 
 DEFAULT_TYPES = "rouge1,rouge2,rougeL,rougeLsum"
-BACKENDS = ("stdlib", "rouge-score")
+BACKENDS = ("stdlib", "rapidfuzz", "rouge-score")
 
 ScoreFn = Callable[[List[str], str], Dict[str, rouge.Score]]
 
@@ -51,8 +51,9 @@ def register(sub: Any) -> None:
         "--backend",
         choices=BACKENDS,
         default="stdlib",
-        help="stdlib: the built-in engine (default); rouge-score: the official package "
-        "(pip install 'rageval-min[rouge]')",
+        help="stdlib: the built-in engine (default); rapidfuzz: the same scores with rougeL's LCS "
+        "length in compiled code (pip install 'rageval-min[fast]'); rouge-score: the official "
+        "package (pip install 'rageval-min[rouge]')",
     )
     add_report_options(p, variants=(rouge.UNICODE_VARIANT,))
     p.set_defaults(func=run)
@@ -74,18 +75,21 @@ def parse_types(text: str) -> List[str]:
         raise ScoringError(exc.msg, field="--rouge-types") from None
 
 
-def _load_backend_module() -> Any:
-    """``rageval_min_extras.rouge_backend``, also from a source checkout."""
+_EXTRA_OF = {"rouge_backend": "rouge", "rapidfuzz_lcs": "fast"}
+
+
+def _load_backend_module(name: str = "rouge_backend") -> Any:
+    """``rageval_min_extras.<name>``, also from a source checkout."""
     try:
-        return importlib.import_module("rageval_min_extras.rouge_backend")
+        return importlib.import_module("rageval_min_extras." + name)
     except ImportError:
         pass
     extras = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "extras")
     init = os.path.join(extras, "__init__.py")
-    if not os.path.isfile(os.path.join(extras, "rouge_backend.py")):
+    if not os.path.isfile(os.path.join(extras, name + ".py")):
         raise ScoringError(
-            "the rouge-score backend lives in rageval_min_extras, which is not installed: "
-            "pip install 'rageval-min[rouge]'"
+            "this backend lives in rageval_min_extras, which is not installed: "
+            f"pip install 'rageval-min[{_EXTRA_OF[name]}]'"
         )
     spec = importlib.util.spec_from_file_location("rageval_min_extras", init, submodule_search_locations=[extras])
     if spec is None or spec.loader is None:  # pragma: no cover - defensive
@@ -93,7 +97,7 @@ def _load_backend_module() -> Any:
     mod = importlib.util.module_from_spec(spec)
     sys.modules["rageval_min_extras"] = mod
     spec.loader.exec_module(mod)
-    return importlib.import_module("rageval_min_extras.rouge_backend")
+    return importlib.import_module("rageval_min_extras." + name)
 
 
 def make_score_fn(types: List[str], *, use_stemmer: bool, tokenizer: str, backend: str) -> ScoreFn:
@@ -102,11 +106,20 @@ def make_score_fn(types: List[str], *, use_stemmer: bool, tokenizer: str, backen
             raise ScoringError("the rouge-score backend has no unicode tokenizer", field="--backend")
         fn: ScoreFn = _load_backend_module().make_scorer(types, use_stemmer=use_stemmer)
         return fn
+    lcs: Optional[rouge.LcsFn] = None
+    if backend == "rapidfuzz":
+        mod = _load_backend_module("rapidfuzz_lcs")
+        mod.check_backend()
+        lcs = mod.lcs_length
 
     def stdlib(targets: List[str], prediction: str) -> Dict[str, rouge.Score]:
         if len(targets) == 1:
-            return rouge.score(targets[0], prediction, rouge_types=types, use_stemmer=use_stemmer, tokenizer=tokenizer)
-        return rouge.score_multi(targets, prediction, rouge_types=types, use_stemmer=use_stemmer, tokenizer=tokenizer)
+            return rouge.score(
+                targets[0], prediction, rouge_types=types, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs
+            )
+        return rouge.score_multi(
+            targets, prediction, rouge_types=types, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs
+        )
 
     return stdlib
 
@@ -197,7 +210,11 @@ class _Means:
 
 
 def _signature(args: argparse.Namespace, types: List[str], tokenizer: str) -> str:
-    extra = [("backend", args.backend)] if args.backend != "stdlib" else []
+    extra: List[Tuple[str, object]] = []
+    if args.backend == "rapidfuzz":
+        extra.append(("backend", "rapidfuzz-" + _load_backend_module("rapidfuzz_lcs").rapidfuzz_version()))
+    elif args.backend != "stdlib":
+        extra.append(("backend", args.backend))
     return rouge.rouge_signature(
         rouge_types=types, use_stemmer=args.use_stemmer, tokenizer=tokenizer, extra_params=extra
     )

@@ -431,10 +431,21 @@ _ZERO = Score(0, 0, 0)
 _new_score = tuple.__new__  # Score(p, r, f) without the Python-level __new__
 
 
-def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable]) -> Score:
+LcsFn = Callable[[Sequence[Hashable], Sequence[Hashable]], int]
+
+
+def _check_lcs(lcs: Optional[LcsFn]) -> LcsFn:
+    if lcs is None:
+        return lcs_length
+    if not callable(lcs):
+        raise ScoringError(f"lcs must be a function (a, b) -> int, got {type(lcs).__name__}", field="lcs")
+    return lcs
+
+
+def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable], lcs_fn: LcsFn = lcs_length) -> Score:
     if not target or not prediction:
         return _ZERO
-    lcs = lcs_length(target, prediction)
+    lcs = lcs_fn(target, prediction)
     precision = lcs / len(prediction)
     recall = lcs / len(target)
     if precision + recall > 0:
@@ -543,6 +554,7 @@ def score(
     rouge_types: Sequence[str],
     use_stemmer: bool = False,
     tokenizer: str = "reference",
+    lcs: Optional[LcsFn] = None,
 ) -> Dict[str, Score]:
     """Score ``prediction`` against ``target`` (reference text first).
 
@@ -550,6 +562,12 @@ def score(
     of rouge-score 0.1.2: a dict in the order of ``rouge_types`` (a repeated
     name keeps its first position).  Raises :class:`ScoringError` for unknown
     types, an unknown tokenizer or non-string texts.
+
+    ``lcs`` replaces :func:`lcs_length` for rougeL: any exact function
+    ``(a, b) -> int`` over the token lists (opaque hashable tokens, ``bytes``
+    or ``str``), such as ``rageval_min_extras.rapidfuzz_lcs.lcs_length``.
+    rougeLsum always uses the built-in walk (it needs the reference's choice
+    of LCS, not only its length).
 
     >>> score("a b c d", "a c d e", rouge_types=["rouge2", "rougeL"])["rougeL"]
     Score(precision=0.75, recall=0.75, fmeasure=0.75)
@@ -565,6 +583,7 @@ def score(
         raise ScoringError(
             f"expected a string, got {type(prediction).__name__}", field="prediction"
         )
+    lcs_fn = lcs_length if lcs is None else _check_lcs(lcs)
     stem = bool(use_stemmer)
     t_tok: Optional[List[str]] = None
     p_tok: Optional[List[str]] = None
@@ -579,7 +598,7 @@ def score(
             t_tok = _tokens(target, stem, tokenizer)
             p_tok = _tokens(prediction, stem, tokenizer)
         if n == -1:
-            result[name] = _score_lcs(t_tok, p_tok)
+            result[name] = _score_lcs(t_tok, p_tok, lcs_fn)
         else:
             result[name] = _score_ngrams(t_tok, p_tok, n)
     return result
@@ -590,6 +609,7 @@ def score_tokens(
     prediction_tokens: Sequence[str],
     *,
     rouge_types: Sequence[str],
+    lcs: Optional[LcsFn] = None,
 ) -> Dict[str, Score]:
     """Like :func:`score` on texts already tokenized by :func:`tokenize`.
 
@@ -602,12 +622,13 @@ def score_tokens(
     """
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
+    lcs_fn = _check_lcs(lcs)
     result: Dict[str, Score] = {}
     for name, n in _parsed(rouge_types):
         if n == -2:
             raise ScoringError("rougeLsum needs the raw text; use score()", field="rouge_types")
         if n == -1:
-            result[name] = _score_lcs(target_tokens, prediction_tokens)
+            result[name] = _score_lcs(target_tokens, prediction_tokens, lcs_fn)
         else:
             result[name] = _score_ngrams(target_tokens, prediction_tokens, n)
     return result
@@ -620,6 +641,7 @@ def score_multi(
     rouge_types: Sequence[str],
     use_stemmer: bool = False,
     tokenizer: str = "reference",
+    lcs: Optional[LcsFn] = None,
 ) -> Dict[str, Score]:
     """Best score over several references, per rouge type.
 
@@ -637,7 +659,7 @@ def score_multi(
     if not targets:
         raise ScoringError("score_multi needs at least one target", field="targets")
     per_target = [
-        score(t, prediction, rouge_types=rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer)
+        score(t, prediction, rouge_types=rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs)
         for t in targets
     ]
     best: Dict[str, Score] = {}
