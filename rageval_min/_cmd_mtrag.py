@@ -17,7 +17,8 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from . import judges, mtrag
+from . import judges, mtrag, rouge
+from ._cmd_rouge import rapidfuzz_lcs
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
 from ._io import Problems, atomic_writer, iter_jsonl, read_json, read_text
 from ._report import Report
@@ -88,6 +89,13 @@ def register(sub: Any) -> None:
         "The report holds the mean of each metric over the records (gate on them by name).",
     )
     _records_options(a, what="task records with predictions, targets, contexts", step="algorithmic")
+    a.add_argument(
+        "--backend",
+        choices=("stdlib", "rapidfuzz"),
+        default="stdlib",
+        help="stdlib: the built-in LCS (default); rapidfuzz: the same numbers with the LCS of "
+        "RougeL_stemFalse and Extractiveness_RougeL in compiled code (pip install 'rageval-min[fast]')",
+    )
     judges.add_bertscore_options(a)
     a.set_defaults(func=run_algorithmic)
 
@@ -231,16 +239,23 @@ def _json_pandas(record: Dict[str, Any]) -> str:
 
 
 def algorithmic_file(
-    path: str, output: str, *, variants: Sequence[str] = (), bertscore: Optional[mtrag.BertScorer] = None
+    path: str,
+    output: str,
+    *,
+    variants: Sequence[str] = (),
+    bertscore: Optional[mtrag.BertScorer] = None,
+    lcs: Optional[rouge.LcsFn] = None,
+    backend: str = "stdlib",
 ) -> Report:
     """Run the algorithmic step on a JSONL file (streaming) and return the report.
 
-    ``bertscore`` is the hook for a BERTScore scorer (see :data:`mtrag.BertScorer`).
+    ``bertscore`` is the hook for a BERTScore scorer (see :data:`mtrag.BertScorer`); ``lcs``
+    an exact LCS-length function for the ROUGE-L metrics, named ``backend`` in the signature.
     """
     means = {name: mtrag.ExactMean() for name in _ALGO_MEANS}
 
     def step(record: Dict[str, Any], rid: str) -> mtrag.RecordResult:
-        result = mtrag.score_record(record, variants=variants, bertscore=bertscore, record_id=rid)
+        result = mtrag.score_record(record, variants=variants, bertscore=bertscore, record_id=rid, lcs=lcs)
         for name, value in mtrag.summary_values(result.record["metrics"]).items():
             if name in means:
                 means[name].add(value)
@@ -249,6 +264,8 @@ def algorithmic_file(
     n, diagnostics = _stream(path, output, step, _json_algorithmic)
     result, metrics = _means_report(n, output, means)
     params: List[Tuple[str, object]] = [("step", "algorithmic"), ("bertscore", "input" if bertscore is None else "scorer")]
+    if backend != "stdlib":
+        params.append(("backend", backend))
     return Report(
         family="mtrag",
         signature=mtrag.signature(variants, params),
@@ -307,7 +324,13 @@ def _emit_with_report_path(report: Report, args: argparse.Namespace, io: CliIO) 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
     scorer = judges.scorer_from_args(args)
     bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
-    report = algorithmic_file(args.input, args.output, variants=selected_variants(args), bertscore=bertscore)
+    lcs: Optional[rouge.LcsFn] = None
+    backend = "stdlib"
+    if args.backend == "rapidfuzz":
+        lcs, backend = rapidfuzz_lcs()
+    report = algorithmic_file(
+        args.input, args.output, variants=selected_variants(args), bertscore=bertscore, lcs=lcs, backend=backend
+    )
     if scorer is not None:
         report = report._replace(signature=report.signature.replace("|bertscore=scorer", "|bertscore=" + scorer.identity))
     return _emit_with_report_path(report, args, io)

@@ -100,6 +100,16 @@ def _load_backend_module(name: str = "rouge_backend") -> Any:
     return importlib.import_module("rageval_min_extras." + name)
 
 
+def rapidfuzz_lcs() -> Tuple[rouge.LcsFn, str]:
+    """The ``fast`` extra's exact LCS function and its signature name (``rapidfuzz-<version>``).
+
+    Raises :class:`ScoringError` with the pip command when rapidfuzz is missing.
+    """
+    mod = _load_backend_module("rapidfuzz_lcs")
+    mod.check_backend()
+    return mod.lcs_length, "rapidfuzz-" + mod.rapidfuzz_version()
+
+
 def make_score_fn(types: List[str], *, use_stemmer: bool, tokenizer: str, backend: str) -> ScoreFn:
     if backend == "rouge-score":
         if tokenizer != "reference":
@@ -108,9 +118,7 @@ def make_score_fn(types: List[str], *, use_stemmer: bool, tokenizer: str, backen
         return fn
     lcs: Optional[rouge.LcsFn] = None
     if backend == "rapidfuzz":
-        mod = _load_backend_module("rapidfuzz_lcs")
-        mod.check_backend()
-        lcs = mod.lcs_length
+        lcs = rapidfuzz_lcs()[0]
 
     def stdlib(targets: List[str], prediction: str) -> Dict[str, rouge.Score]:
         if len(targets) == 1:
@@ -212,7 +220,7 @@ class _Means:
 def _signature(args: argparse.Namespace, types: List[str], tokenizer: str) -> str:
     extra: List[Tuple[str, object]] = []
     if args.backend == "rapidfuzz":
-        extra.append(("backend", "rapidfuzz-" + _load_backend_module("rapidfuzz_lcs").rapidfuzz_version()))
+        extra.append(("backend", rapidfuzz_lcs()[1]))
     elif args.backend != "stdlib":
         extra.append(("backend", args.backend))
     return rouge.rouge_signature(

@@ -188,13 +188,16 @@ def k_prec(prediction: str, target: str) -> Number:
     return 1.0 * common / n_pred
 
 
-def rouge_l_stem_false(prediction: str, target: str, *, tokenizer: str = "reference") -> Number:
+def rouge_l_stem_false(
+    prediction: str, target: str, *, tokenizer: str = "reference", lcs: Optional[_rouge.LcsFn] = None
+) -> Number:
     """``RougeL_stemFalse``: rouge-score 0.1.2 ROUGE-L **F-measure**, no stemmer, scored as
     ``score(target, prediction)`` (reference first).  Int ``0`` when a side has no tokens.
 
-    ``tokenizer="unicode"`` is the ``unicode_tokens`` variant.
+    ``tokenizer="unicode"`` is the ``unicode_tokens`` variant; ``lcs`` is an exact LCS-length
+    function used instead of the built-in one (see :func:`rageval_min.rouge.score`).
     """
-    return _rouge.score(target, prediction, rouge_types=("rougeL",), tokenizer=tokenizer)[
+    return _rouge.score(target, prediction, rouge_types=("rougeL",), tokenizer=tokenizer, lcs=lcs)[
         "rougeL"
     ].fmeasure
 
@@ -216,7 +219,9 @@ def clean_for_extractiveness(text: str) -> str:
     return text.replace("\r", "\n").lstrip(" \t\n\r\x0c")
 
 
-def extractiveness_rouge_l(prediction: str, passage: str, *, tokenizer: str = "reference") -> Number:
+def extractiveness_rouge_l(
+    prediction: str, passage: str, *, tokenizer: str = "reference", lcs: Optional[_rouge.LcsFn] = None
+) -> Number:
     """``Extractiveness_RougeL`` of the prediction against one passage.
 
     Both strings go through :func:`clean_for_extractiveness`.  If the cleaned **passage**,
@@ -231,7 +236,7 @@ def extractiveness_rouge_l(prediction: str, passage: str, *, tokenizer: str = "r
     target = clean_for_extractiveness(passage)
     if target.replace(" ", "") in text.replace(" ", ""):
         return 1
-    return _rouge.score(target, text, rouge_types=("rougeL",), tokenizer=tokenizer)[
+    return _rouge.score(target, text, rouge_types=("rougeL",), tokenizer=tokenizer, lcs=lcs)[
         "rougeL"
     ].fmeasure
 
@@ -628,6 +633,7 @@ def score_record(
     variants: Sequence[str] = (),
     bertscore: Optional[BertScorer] = None,
     record_id: Optional[str] = None,
+    lcs: Optional[_rouge.LcsFn] = None,
 ) -> RecordResult:
     """The algorithmic step (``run_algorithmic.py``) on one task record.
 
@@ -691,7 +697,7 @@ def score_record(
             metrics[name] = values
 
     put("Recall", [recall(pred, t) for t in targets])
-    put("RougeL_stemFalse", [rouge_l_stem_false(pred, t, tokenizer=tokenizer) for t in targets])
+    put("RougeL_stemFalse", [rouge_l_stem_false(pred, t, tokenizer=tokenizer, lcs=lcs) for t in targets])
     if bertscore is not None:
         pairs = [bertscore(pred, t) for t in targets]
         put("BertscoreP", [p for p, _ in pairs])
@@ -701,7 +707,7 @@ def score_record(
     if passages:
         put(
             "Extractiveness_RougeL",
-            [extractiveness_rouge_l(pred, p, tokenizer=tokenizer) for p in passages],
+            [extractiveness_rouge_l(pred, p, tokenizer=tokenizer, lcs=lcs) for p in passages],
         )
     put("Length", [length(pred) for _ in targets])
     if targets and "BertscoreR" in metrics:

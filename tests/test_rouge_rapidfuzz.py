@@ -175,3 +175,19 @@ def test_cli_backend_missing_package_names_the_install(tmp_path: Any) -> None:
     assert r.code == 2
     assert "pip install 'rageval-min[fast]'" in r.err and "Traceback" not in r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "src",
+    [os.path.join(ROOT, "tests", "data", "mtrag", "responses-10.jsonl"), os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")],
+)
+def test_mtrag_algorithmic_backend_writes_the_same_records(rf: Any, tmp_path: Any, src: str) -> None:
+    plain, fast = tmp_path / "plain.jsonl", tmp_path / "fast.jsonl"
+    r1 = run_cli(["mtrag", "algorithmic", "--input", src, "--output", str(plain)])
+    r2 = run_cli(["mtrag", "algorithmic", "--input", src, "--output", str(fast), "--backend", "rapidfuzz"])
+    assert (r1.code, r2.code) == (0, 0), r1.err + r2.err
+    assert fast.read_bytes() == plain.read_bytes()
+    a, b = json.loads(r1.out), json.loads(r2.out)
+    assert a["result"].pop("output") == str(plain) and b["result"].pop("output") == str(fast)
+    assert a["result"] == b["result"]
+    assert b["signature"] == a["signature"] + f"|backend=rapidfuzz-{rf.rapidfuzz_version()}"
