@@ -166,7 +166,7 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
         return 0
     vocab = _STATE[0]
     if (vocab.issuperset(a) and vocab.issuperset(b)) or _admit(a, b):
-        return int(sim(a, b))
+        return sim(a, b)
     return _stdlib_lcs_length(a, b)
 
 
