@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Set, Tuple
 from rageval_min.errors import ScoringError
 from rageval_min.rouge import lcs_length as _stdlib_lcs_length
 
-from ._common import missing_extra
+from ._common import missing_extra, package_version
 
 __all__ = ["INSTALL_HINT", "VOCAB_MAX", "available", "check_backend", "lcs_length", "rapidfuzz_version"]
 
@@ -66,12 +66,7 @@ def available() -> bool:
 
 def rapidfuzz_version() -> str:
     """The installed rapidfuzz version (``"unknown"`` if it cannot be told)."""
-    try:
-        from importlib.metadata import version
-
-        return version("rapidfuzz")
-    except Exception:  # metadata missing in odd installs
-        return "unknown"
+    return package_version("rapidfuzz")
 
 
 def _key(token: Hashable) -> int:

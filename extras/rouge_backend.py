@@ -11,6 +11,8 @@ from typing import Any, Callable, Dict, List, Sequence
 from rageval_min.errors import ScoringError
 from rageval_min.rouge import Score, validate_rouge_types
 
+from ._common import package_version
+
 __all__ = ["INSTALL_HINT", "available", "make_scorer", "rouge_score_version"]
 
 INSTALL_HINT = "pip install 'rageval-min[rouge]'"
@@ -37,12 +39,7 @@ def available() -> bool:
 
 def rouge_score_version() -> str:
     """The installed rouge-score version (``"unknown"`` if it cannot be told)."""
-    try:
-        from importlib.metadata import version
-
-        return version("rouge-score")
-    except Exception:  # metadata missing in odd installs
-        return "unknown"
+    return package_version("rouge-score")
 
 
 def make_scorer(
