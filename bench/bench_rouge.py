@@ -112,16 +112,15 @@ def best_times(fns: Dict[str, Scorer], pairs: List[Pair], passes: int) -> Dict[s
 
 
 def _rapidfuzz_lcs() -> Optional[Callable[..., int]]:
-    """The ``fast`` extra's LCS function, or None when rapidfuzz is missing."""
-    from rageval_min._cmd_rouge import _load_backend_module
+    """The ``fast`` extra's LCS function (as ``--backend rapidfuzz`` loads it), or None."""
+    from rageval_min._cmd_rouge import rapidfuzz_lcs
+    from rageval_min.errors import ScoringError
 
     try:
-        mod = _load_backend_module("rapidfuzz_lcs")
-        mod.check_backend()
-    except Exception as exc:  # reported in the table as missing
+        return rapidfuzz_lcs()[0]
+    except ScoringError as exc:  # reported, and the column is left out
         print(f"# rapidfuzz engine unavailable: {exc}")
         return None
-    return mod.lcs_length  # type: ignore[no-any-return]
 
 
 def competitors(types: List[str], stem: bool) -> Dict[str, Optional[Scorer]]:

@@ -442,7 +442,7 @@ def _check_lcs(lcs: Optional[LcsFn]) -> LcsFn:
     return lcs
 
 
-def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable], lcs_fn: LcsFn = lcs_length) -> Score:
+def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable], lcs_fn: LcsFn) -> Score:
     if not target or not prediction:
         return _ZERO
     lcs = lcs_fn(target, prediction)
@@ -583,7 +583,7 @@ def score(
         raise ScoringError(
             f"expected a string, got {type(prediction).__name__}", field="prediction"
         )
-    lcs_fn = lcs_length if lcs is None else _check_lcs(lcs)
+    lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
     t_tok: Optional[List[str]] = None
     p_tok: Optional[List[str]] = None
