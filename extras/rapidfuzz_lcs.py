@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Set, Tuple
 from rageval_min.errors import ScoringError
 from rageval_min.rouge import lcs_length as _stdlib_lcs_length
 
-from ._common import missing_extra, package_version
+from ._common import importable, missing_extra, package_version
 
 __all__ = ["INSTALL_HINT", "VOCAB_MAX", "available", "check_backend", "lcs_length", "rapidfuzz_version"]
 
@@ -57,11 +57,7 @@ def _import() -> Any:
 
 def available() -> bool:
     """True when rapidfuzz can be imported."""
-    try:
-        _import()
-    except ScoringError:
-        return False
-    return True
+    return importable(_import)
 
 
 def rapidfuzz_version() -> str:

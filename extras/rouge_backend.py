@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Sequence
 from rageval_min.errors import ScoringError
 from rageval_min.rouge import Score, validate_rouge_types
 
-from ._common import package_version
+from ._common import importable, package_version
 
 __all__ = ["INSTALL_HINT", "available", "make_scorer", "rouge_score_version"]
 
@@ -30,11 +30,7 @@ def _import() -> Any:
 
 def available() -> bool:
     """True when rouge-score can be imported."""
-    try:
-        _import()
-    except ScoringError:
-        return False
-    return True
+    return importable(_import)
 
 
 def rouge_score_version() -> str:

@@ -18,7 +18,7 @@ import os
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import judges, mtrag, rouge
-from ._cmd_rouge import rapidfuzz_lcs
+from ._cmd_rouge import lcs_backend
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
 from ._io import Problems, atomic_writer, iter_jsonl, read_json, read_text
 from ._report import Report
@@ -324,10 +324,7 @@ def _emit_with_report_path(report: Report, args: argparse.Namespace, io: CliIO) 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
     scorer = judges.scorer_from_args(args)
     bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
-    lcs: Optional[rouge.LcsFn] = None
-    backend = "stdlib"
-    if args.backend == "rapidfuzz":
-        lcs, backend = rapidfuzz_lcs()
+    lcs, backend = lcs_backend(args.backend)
     report = algorithmic_file(
         args.input, args.output, variants=selected_variants(args), bertscore=bertscore, lcs=lcs, backend=backend
     )

@@ -110,15 +110,25 @@ def rapidfuzz_lcs() -> Tuple[rouge.LcsFn, str]:
     return mod.lcs_length, "rapidfuzz-" + mod.rapidfuzz_version()
 
 
-def make_score_fn(types: List[str], *, use_stemmer: bool, tokenizer: str, backend: str) -> ScoreFn:
+def lcs_backend(backend: str) -> Tuple[Optional[rouge.LcsFn], str]:
+    """The LCS function of ``--backend`` (None: the built-in one) and its signature label.
+
+    The label is the backend's name, except ``rapidfuzz-<version>`` for rapidfuzz.
+    """
+    if backend == "rapidfuzz":
+        return rapidfuzz_lcs()
+    return None, backend
+
+
+def make_score_fn(
+    types: List[str], *, use_stemmer: bool, tokenizer: str, backend: str, lcs: Optional[rouge.LcsFn] = None
+) -> ScoreFn:
+    """The scoring function of ``backend``; ``lcs`` (from :func:`lcs_backend`) for the built-in engine."""
     if backend == "rouge-score":
         if tokenizer != "reference":
             raise ScoringError("the rouge-score backend has no unicode tokenizer", field="--backend")
         fn: ScoreFn = _load_backend_module().make_scorer(types, use_stemmer=use_stemmer)
         return fn
-    lcs: Optional[rouge.LcsFn] = None
-    if backend == "rapidfuzz":
-        lcs = rapidfuzz_lcs()[0]
 
     def stdlib(targets: List[str], prediction: str) -> Dict[str, rouge.Score]:
         if len(targets) == 1:
@@ -217,12 +227,8 @@ class _Means:
         return out
 
 
-def _signature(args: argparse.Namespace, types: List[str], tokenizer: str) -> str:
-    extra: List[Tuple[str, object]] = []
-    if args.backend == "rapidfuzz":
-        extra.append(("backend", rapidfuzz_lcs()[1]))
-    elif args.backend != "stdlib":
-        extra.append(("backend", args.backend))
+def _signature(args: argparse.Namespace, types: List[str], tokenizer: str, backend_label: str) -> str:
+    extra: List[Tuple[str, object]] = [("backend", backend_label)] if backend_label != "stdlib" else []
     return rouge.rouge_signature(
         rouge_types=types, use_stemmer=args.use_stemmer, tokenizer=tokenizer, extra_params=extra
     )
@@ -248,8 +254,9 @@ def write_lines(path: str, types: List[str], fn: ScoreFn, out: TextIO) -> _Means
 def run(args: argparse.Namespace, io: CliIO) -> int:
     types = parse_types(args.rouge_types)
     tokenizer = _tokenizer(args)
-    fn = make_score_fn(types, use_stemmer=args.use_stemmer, tokenizer=tokenizer, backend=args.backend)
-    signature = _signature(args, types, tokenizer)
+    lcs, label = lcs_backend(args.backend)
+    fn = make_score_fn(types, use_stemmer=args.use_stemmer, tokenizer=tokenizer, backend=args.backend, lcs=lcs)
+    signature = _signature(args, types, tokenizer, label)
     if args.summary:
         return emit_report(compute_summary(args.input, types, fn, signature), args, io)
     if args.format != "json":

@@ -48,6 +48,13 @@ def run_subprocess(argv: List[str], cwd: Optional[str] = None, env: Optional[dic
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_without_package(package: str, argv: List[str], tmp_path) -> Run:
+    """Run the CLI as a subprocess in which importing ``package`` fails (shadowed by a stub)."""
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("raise ImportError('hidden for the test')\n")
+    return run_subprocess(argv, env={"PYTHONPATH": str(tmp_path) + os.pathsep + ROOT})
+
+
 @pytest.fixture
 def server():
     """A loopback chat-completions server with the default scripted answers."""

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli, run_subprocess
+from conftest import ROOT, run_cli, run_subprocess, run_without_package
 
 PAIRS = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")
 EXPECTED = os.path.join(ROOT, "gold_samples", "rouge", "expected.jsonl")
@@ -98,13 +98,7 @@ def test_backend_rouge_score_agrees() -> None:
 
 
 def test_backend_missing_package_names_the_install(tmp_path) -> None:
-    # a `rouge_score` that cannot be imported shadows the real one in the subprocess
-    (tmp_path / "rouge_score").mkdir()
-    (tmp_path / "rouge_score" / "__init__.py").write_text("raise ImportError('hidden for the test')\n")
-    r = run_subprocess(
-        ["rouge", "--input", PAIRS, "--backend", "rouge-score"],
-        env={"PYTHONPATH": str(tmp_path) + os.pathsep + ROOT},
-    )
+    r = run_without_package("rouge_score", ["rouge", "--input", PAIRS, "--backend", "rouge-score"], tmp_path)
     assert r.code == 2
     assert "pip install 'rageval-min[rouge]'" in r.err and "Traceback" not in r.err
 

@@ -8,7 +8,7 @@ from typing import Any, List
 
 import pytest
 
-from conftest import ROOT, run_cli, run_subprocess
+from conftest import ROOT, run_cli, run_without_package
 from rageval_min import rouge
 from rageval_min._cmd_rouge import _load_backend_module
 from rageval_min.errors import ScoringError
@@ -166,12 +166,7 @@ def test_cli_backend_gives_the_same_output(rf: Any) -> None:
 
 
 def test_cli_backend_missing_package_names_the_install(tmp_path: Any) -> None:
-    (tmp_path / "rapidfuzz").mkdir()
-    (tmp_path / "rapidfuzz" / "__init__.py").write_text("raise ImportError('hidden for the test')\n")
-    r = run_subprocess(
-        ["rouge", "--input", PAIRS, "--backend", "rapidfuzz"],
-        env={"PYTHONPATH": str(tmp_path) + os.pathsep + ROOT},
-    )
+    r = run_without_package("rapidfuzz", ["rouge", "--input", PAIRS, "--backend", "rapidfuzz"], tmp_path)
     assert r.code == 2
     assert "pip install 'rageval-min[fast]'" in r.err and "Traceback" not in r.err
     assert len(r.err.strip().splitlines()) == 1
@@ -191,3 +186,15 @@ def test_mtrag_algorithmic_backend_writes_the_same_records(rf: Any, tmp_path: An
     assert a["result"].pop("output") == str(plain) and b["result"].pop("output") == str(fast)
     assert a["result"] == b["result"]
     assert b["signature"] == a["signature"] + f"|backend=rapidfuzz-{rf.rapidfuzz_version()}"
+
+
+def test_available_follows_the_importer(rf: Any, monkeypatch: Any) -> None:
+    from rageval_min.errors import ScoringError
+
+    assert rf.available() is True
+
+    def missing() -> None:
+        raise ScoringError("no rapidfuzz")
+
+    monkeypatch.setattr(rf, "_import", missing)
+    assert rf.available() is False
