@@ -44,8 +44,10 @@ def run(n: int, boot: int) -> None:
             for i in range(n):
                 fh.write(json.dumps({"supported": ints[i], "not_supported": i % 7}) + "\n")
         out = io.StringIO()
-        timed(f"factuality f1k CLI, {n} lines, B=200",
-              lambda: main(["factuality", "f1k", "--input", path, "--bootstrap", "200"], stdout=out, stderr=out))
+        timed(
+            f"factuality f1k CLI, {n} lines, B=200",
+            lambda: main(["factuality", "f1k", "--input", path, "--bootstrap", "200"], stdout=out, stderr=out),
+        )
 
 
 if __name__ == "__main__":

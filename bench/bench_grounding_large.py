@@ -27,8 +27,17 @@ def generate(directory: str, gold_n: int, size_mb: int, bad_tail: bool) -> tuple
     trace = os.path.join(directory, "trace.jsonl")
     with open(gold, "w", encoding="utf-8") as fh:
         for i in range(gold_n):
-            fh.write(json.dumps({"qid": f"q{i}", "answerable": i % 4 != 0, "gold_claim_substr": ["alpha beta"],
-                                 "gold_citations": [f"d{i}"]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "qid": f"q{i}",
+                        "answerable": i % 4 != 0,
+                        "gold_claim_substr": ["alpha beta"],
+                        "gold_citations": [f"d{i}"],
+                    }
+                )
+                + "\n"
+            )
     target = size_mb * 1024 * 1024
     pad = "lorem ipsum " * 40
     written = 0
@@ -36,8 +45,16 @@ def generate(directory: str, gold_n: int, size_mb: int, bad_tail: bool) -> tuple
     with open(trace, "w", encoding="utf-8") as fh:
         while written < target:
             qid = f"q{i}" if i < gold_n else f"x{i}"
-            line = json.dumps({"qid": qid, "retrieved_ids": [f"d{i}", "z"],
-                               "answer_json": {"claim": f"alpha beta {pad}", "citations": [f"d{i}"]}}) + "\n"
+            line = (
+                json.dumps(
+                    {
+                        "qid": qid,
+                        "retrieved_ids": [f"d{i}", "z"],
+                        "answer_json": {"claim": f"alpha beta {pad}", "citations": [f"d{i}"]},
+                    }
+                )
+                + "\n"
+            )
             fh.write(line)
             written += len(line)
             i += 1
@@ -56,12 +73,19 @@ def main() -> int:
         gold, trace, n = generate(d, args.gold_n, args.size_mb, args.bad_tail)
         env = dict(os.environ, PYTHONPATH=ROOT)
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "rageval_min", "grounding", "--gold", gold, "--trace", trace,
-                               "--format", "text"], env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "rageval_min", "grounding", "--gold", gold, "--trace", trace, "--format", "text"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(f"trace: {args.size_mb} MB, {n} lines; gold: {args.gold_n} records")
-    print(f"exit code {proc.returncode}, wall {wall:.1f} s, {args.size_mb / wall:.0f} MB/s, peak RSS {peak_kb / 1024:.0f} MB")
+    print(
+        f"exit code {proc.returncode}, wall {wall:.1f} s, {args.size_mb / wall:.0f} MB/s, "
+        f"peak RSS {peak_kb / 1024:.0f} MB"
+    )
     if proc.stderr:
         print("stderr:", proc.stderr.strip())
     return 0

@@ -82,13 +82,17 @@ def child(input_path: str, output_path: str, use_tracemalloc: bool) -> None:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({
-        "records": report.result["records"],
-        "seconds": seconds,
-        "tracemalloc_peak_bytes": peak,
-        "maxrss_kib": rss_kb,
-        "RB_agg_mean": report.result["means"].get("RB_agg"),
-    }))
+    print(
+        json.dumps(
+            {
+                "records": report.result["records"],
+                "seconds": seconds,
+                "tracemalloc_peak_bytes": peak,
+                "maxrss_kib": rss_kb,
+                "RB_agg_mean": report.result["means"].get("RB_agg"),
+            }
+        )
+    )
 
 
 def main() -> None:

@@ -32,9 +32,20 @@ def make_records(indexes: int, models: int, seed: int = 1) -> list:
             for a, b in (("ref", model), (model, "ref")):
                 letter = rng.choice("ABCD")
                 text = f"Choice: {letter}\nReason:\n1. x" if rng.random() > 0.03 else "choice: a"
-                out.append({"cmp_index": f"{idx};{a};{b}", "question": "q", "answer1": "x" * rng.randint(10, 500),
-                            "answer2": "y" * rng.randint(10, 500), "A": a, "B": b, "reference_answer": "",
-                            "evaluating_guidance": "g", "task": f"{design}-{metric}", "judge": text})
+                out.append(
+                    {
+                        "cmp_index": f"{idx};{a};{b}",
+                        "question": "q",
+                        "answer1": "x" * rng.randint(10, 500),
+                        "answer2": "y" * rng.randint(10, 500),
+                        "A": a,
+                        "B": b,
+                        "reference_answer": "",
+                        "evaluating_guidance": "g",
+                        "task": f"{design}-{metric}",
+                        "judge": text,
+                    }
+                )
     return out
 
 
@@ -48,8 +59,10 @@ def main() -> None:
     res = pairwise.score(recs, nopt=4, refm="ref", extras=list(pairwise.EXTRAS))
     dt = time.perf_counter() - t0
     c = res.result["counts"]
-    print(f"{len(recs)} rows, {args.models} models: {dt:.2f} s "
-          f"({len(recs) / dt:,.0f} rows/s); consistent {c['consistent']}/{c['extracted']}")
+    print(
+        f"{len(recs)} rows, {args.models} models: {dt:.2f} s "
+        f"({len(recs) / dt:,.0f} rows/s); consistent {c['consistent']}/{c['extracted']}"
+    )
 
 
 if __name__ == "__main__":

@@ -36,15 +36,29 @@ def generate(directory: str, n: int, dataset: str) -> tuple:
     with open(pred, "w", encoding="utf-8") as fh:
         for i in range(n):
             ans = ["Varenholm", ["1932", "一九三二"]] if i % 2 else "白鹭队"
-            fh.write(json.dumps({"id": i, "query": f"question {i}", "ans": ans,
-                                 "prediction": _PREDICTIONS[i % len(_PREDICTIONS)], "noise_rate": 0.4},
-                                ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": i,
+                        "query": f"question {i}",
+                        "ans": ans,
+                        "prediction": _PREDICTIONS[i % len(_PREDICTIONS)],
+                        "noise_rate": 0.4,
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     with open(data, "w", encoding="utf-8") as fh:
         for i in range(n):
-            rec = {"id": i, "query": f"question {i}", "answer": "a",
-                   "positive": [f"positive passage {j} of {i}" for j in range(6)],
-                   "positive_wrong": [f"counterfactual passage {j} of {i}" for j in range(6)],
-                   "negative": [f"negative passage {j} of {i}" for j in range(8)]}
+            rec = {
+                "id": i,
+                "query": f"question {i}",
+                "answer": "a",
+                "positive": [f"positive passage {j} of {i}" for j in range(6)],
+                "positive_wrong": [f"counterfactual passage {j} of {i}" for j in range(6)],
+                "negative": [f"negative passage {j} of {i}" for j in range(8)],
+            }
             fh.write(json.dumps(rec) + "\n")
     return pred, data
 
@@ -73,8 +87,26 @@ def main() -> int:
         print(f"{args.n} records, dataset {args.dataset}, prediction file {size:.0f} MB")
         _run(["rgb", "score", "--input", pred, "--format", "rgb"], args.n, "score")
         _run(["rgb", "label", "--input", pred, "--output", os.path.join(d, "labelled.jsonl")], args.n, "label")
-        _run(["rgb", "mix", "--input", data, "--dataset", args.dataset, "--noise-rate", "0.4",
-              "--correct-rate", "0.2", "--passage-num", "5", "--output", os.path.join(d, "mixed.jsonl")], args.n, "mix")
+        _run(
+            [
+                "rgb",
+                "mix",
+                "--input",
+                data,
+                "--dataset",
+                args.dataset,
+                "--noise-rate",
+                "0.4",
+                "--correct-rate",
+                "0.2",
+                "--passage-num",
+                "5",
+                "--output",
+                os.path.join(d, "mixed.jsonl"),
+            ],
+            args.n,
+            "mix",
+        )
     return 0
 
 

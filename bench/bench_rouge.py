@@ -229,9 +229,7 @@ def run_table(
     rows = []
     for length in lengths:
         pairs = make_pairs(n_pairs, length, seed)
-        ntok = sum(len(rouge.tokenize(t)) + len(rouge.tokenize(p)) for t, p in pairs) / (
-            2 * len(pairs)
-        )
+        ntok = sum(len(rouge.tokenize(t)) + len(rouge.tokenize(p)) for t, p in pairs) / (2 * len(pairs))
         fast = {k: v for k, v in scorers.items() if v is not None and k != "rouge-score"}
         times = best_times(fast, pairs, passes)  # type: ignore[arg-type]
         rs_t = times.get("rouge-score-rs")
@@ -319,9 +317,7 @@ def _valgrind(args: List[str]) -> Optional[int]:
     return int(found.group(1))
 
 
-def count_instructions(
-    lengths: List[int], n_pairs: int, seed: int
-) -> Dict[Tuple[str, int], Optional[float]]:
+def count_instructions(lengths: List[int], n_pairs: int, seed: int) -> Dict[Tuple[str, int], Optional[float]]:
     """Instructions per pair of one steady pass, by (engine, length); None if not installed.
 
     Each count is the difference between a worker run with one extra pass over
@@ -330,9 +326,7 @@ def count_instructions(
     spec = ",".join(map(str, lengths))
     jobs = [(e, c) for e in IC_ENGINES for c in [0] + lengths]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = dict(
-            zip(jobs, pool.map(lambda j: _valgrind([j[0], spec, str(j[1]), str(n_pairs), str(seed)]), jobs))
-        )
+        counts = dict(zip(jobs, pool.map(lambda j: _valgrind([j[0], spec, str(j[1]), str(n_pairs), str(seed)]), jobs)))
     out: Dict[Tuple[str, int], Optional[float]] = {}
     for e in IC_ENGINES:
         base = counts[(e, 0)]
@@ -355,9 +349,7 @@ def run_instructions(lengths: List[int], n_pairs: int, seed: int) -> int:
     counts = count_instructions(lengths, n_pairs, seed)
     for length in lengths:
         ic = {e: counts[(e, length)] for e in IC_ENGINES}
-        line = f"{length:6d}" + "".join(
-            f" {ic[e]:15,.0f}" if ic[e] is not None else f" {'-':>15}" for e in IC_ENGINES
-        )
+        line = f"{length:6d}" + "".join(f" {ic[e]:15,.0f}" if ic[e] is not None else f" {'-':>15}" for e in IC_ENGINES)
         ref, rs = ic["rouge-score"], ic["rouge-score-rs"]
         for e, w1, w2 in zip(ENGINES, (11, 14), (13, 16)):
             mine = ic[e]

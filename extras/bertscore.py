@@ -66,7 +66,9 @@ def _read_baseline(path: str, layer: int) -> List[float]:
     try:
         return [float(v) for v in body[layer][1:4]]
     except ValueError:
-        raise ScoringError(f"BERTScore baseline row for layer {layer} is not numeric", path=path, line=layer + 2) from None
+        raise ScoringError(
+            f"BERTScore baseline row for layer {layer} is not numeric", path=path, line=layer + 2
+        ) from None
 
 
 class BertScorer:
@@ -135,8 +137,7 @@ class BertScorer:
         except OSError as exc:
             raise ScoringError(f"BERTScore: cannot load model {model_type!r}: {exc}") from None
         self.identity = (
-            f"bertscore:model={model_type}"
-            f",layers={self.num_layers},idf={'true' if idf else 'false'},rescale={base_tag}"
+            f"bertscore:model={model_type},layers={self.num_layers},idf={'true' if idf else 'false'},rescale={base_tag}"
         )
         self._batch_size = batch_size
 
@@ -161,7 +162,9 @@ class BertScorer:
         live = [i for i, (c, r) in enumerate(zip(cands, refs)) if c.strip() and r.strip()]
         groups = [[i] for i in live] if self.one_pair_per_call else ([live] if live else [])
         for group in groups:
-            P, R, F = self._scorer.score([cands[i] for i in group], [[refs[i]] for i in group], batch_size=self._batch_size)
+            P, R, F = self._scorer.score(
+                [cands[i] for i in group], [[refs[i]] for i in group], batch_size=self._batch_size
+            )
             raw[group, 0] = P.float()
             raw[group, 1] = R.float()
             raw[group, 2] = F.float()

@@ -74,7 +74,9 @@ class OpenAIJudge:
         openai = self._openai
         messages, rest = _messages(prompt, params)
         try:
-            resp = self._client.chat.completions.create(model=self.model, messages=messages, timeout=self.timeout, **rest)
+            resp = self._client.chat.completions.create(
+                model=self.model, messages=messages, timeout=self.timeout, **rest
+            )
         except openai.APITimeoutError:
             raise JudgeError(f"timed out after {self.timeout:g}s waiting for {self.base_url}", retryable=True) from None
         except openai.APIConnectionError as exc:

@@ -169,4 +169,3 @@ def _reset_for_tests(state: Optional[_State] = None) -> None:
 
 def _vocab_size() -> int:
     return len(_STATE[0])
-

@@ -3,14 +3,24 @@
 import argparse
 import contextvars
 import os
-from typing import List, Mapping, NamedTuple, Optional, Sequence, TextIO
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
-from ._io import open_output
+from ._contract import ItemRow, item_row_json
+from ._io import atomic_writer, open_output
 from ._report import FORMATS, Formatter, Report, overall_pass, render
 from .errors import ScoringError
 from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
 
-__all__ = ["CliIO", "add_report_options", "emit_report", "gold_samples_dir", "selected_variants"]
+__all__ = [
+    "CliIO",
+    "add_per_item_option",
+    "add_report_options",
+    "emit_report",
+    "gold_samples_dir",
+    "item_sink",
+    "selected_variants",
+]
 
 
 class CliIO(NamedTuple):
@@ -26,8 +36,9 @@ def add_report_options(
     extra_formats: Sequence[str] = (),
     variants: Sequence[str] = (),
     default_format: str = "json",
+    per_item: bool = False,
 ) -> None:
-    """Add ``--format``, ``--output``, ``--gate`` and (if the family has any) ``--variant``."""
+    """Add ``--format``, ``--output``, ``--gate``, ``--per-item`` (scoring commands) and ``--variant``."""
     group = parser.add_argument_group("output and gates")
     group.add_argument(
         "--format",
@@ -47,6 +58,8 @@ def add_report_options(
         metavar='"NAME OP VALUE"',
         help="fail (exit 1) unless the metric NAME satisfies OP VALUE; OP is one of >= <= > < ==; repeatable",
     )
+    if per_item:
+        add_per_item_option(group)
     if variants:
         group.add_argument(
             "--variant",
@@ -57,6 +70,34 @@ def add_report_options(
             help="opt-in variant (changes numbers; recorded in the signature); repeatable; one of: "
             + ", ".join(variants),
         )
+
+
+def add_per_item_option(group: Any) -> None:
+    """Add ``--per-item PATH`` (the item rows of the contract, JSONL in input order)."""
+    group.add_argument(
+        "--per-item",
+        metavar="PATH",
+        help="also write one item row per input record (JSON Lines, input order) to PATH",
+    )
+
+
+@contextmanager
+def item_sink(path: Optional[str]) -> Iterator[Optional[Callable[[ItemRow], None]]]:
+    """An ``on_item`` callback writing item rows to ``path`` atomically (None: no callback).
+
+    The file appears only when the block ends normally, so a failed run leaves
+    no partial item file.
+    """
+    if not path:
+        yield None
+        return
+    with atomic_writer(path) as fh:
+        write = fh.write
+
+        def on_item(row: ItemRow) -> None:
+            write(item_row_json(row))
+
+        yield on_item
 
 
 def selected_variants(args: argparse.Namespace) -> Sequence[str]:
@@ -89,9 +130,7 @@ def emit_report(
 
 
 #: Set by ``rageval-min demo --samples DIR``.
-SAMPLES_OVERRIDE: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar(
-    "rageval_min_samples", default=None
-)
+SAMPLES_OVERRIDE: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("rageval_min_samples", default=None)
 
 
 def gold_samples_dir(family: str) -> str:

@@ -59,9 +59,7 @@ def _parse_k(text: str) -> Tuple[Optional[int], str]:
     if text in ("median", "max") or re.match(r"^p\d{1,3}$", text):
         F.select_k([1], text)  # validates pNN <= 100
         return None, text
-    raise ScoringError(
-        f"--max-claims {text!r}: expected an integer, median, max or pNN", field="max_claims"
-    )
+    raise ScoringError(f"--max-claims {text!r}: expected an integer, median, max or pNN", field="max_claims")
 
 
 def _k_rule_param(rule: str) -> str:
@@ -80,9 +78,14 @@ def _boot_params(args: argparse.Namespace) -> List[Tuple[str, object]]:
 
 def _add_boot_options(p: argparse.ArgumentParser, what: str) -> None:
     g = p.add_argument_group("confidence interval")
-    g.add_argument("--bootstrap", type=int, default=1000, metavar="B",
-                   help=f"bootstrap resamples for the CI of {what} (default: 1000; 0 disables it; "
-                   "the cost grows with B times the number of responses)")
+    g.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="B",
+        help=f"bootstrap resamples for the CI of {what} (default: 1000; 0 disables it; "
+        "the cost grows with B times the number of responses)",
+    )
     g.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
     g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
 
@@ -96,8 +99,7 @@ def _ci(values: Sequence[Any], args: argparse.Namespace) -> F.BootstrapCI:
 
 
 def _ci_dict(ci: F.BootstrapCI) -> Dict[str, Any]:
-    return {"confidence": ci.confidence, "low": ci.low, "high": ci.high,
-            "n_resamples": ci.n_resamples, "seed": ci.seed}
+    return {"confidence": ci.confidence, "low": ci.low, "high": ci.high, "n_resamples": ci.n_resamples, "seed": ci.seed}
 
 
 def _jsonl(report: Report, outcomes: Any) -> str:
@@ -130,66 +132,100 @@ def register(sub: Any) -> None:
     top.set_defaults(func=_no_subcommand)
     fs = top.add_subparsers(dest="factuality_command", metavar="SUBCOMMAND")
 
-    p = fs.add_parser("f1k", help="SAFE precision, recall@K and F1@K per line of counts",
-                      description="One output line per input line {supported, not_supported, "
-                      "max_claims?}, exactly as SAFE's calculate_metrics. A per-line max_claims "
-                      "overrides --max-claims (null = SAFE's default 100). Bad lines get an "
-                      "'error' key instead of aborting. Default output: JSON Lines.")
+    p = fs.add_parser(
+        "f1k",
+        help="SAFE precision, recall@K and F1@K per line of counts",
+        description="One output line per input line {supported, not_supported, "
+        "max_claims?}, exactly as SAFE's calculate_metrics. A per-line max_claims "
+        "overrides --max-claims (null = SAFE's default 100). Bad lines get an "
+        "'error' key instead of aborting. Default output: JSON Lines.",
+    )
     p.add_argument("--input", required=True, metavar="COUNTS.jsonl", help="counts (JSONL, JSON, CSV or TSV)")
-    p.add_argument("--max-claims", default=str(F.DEFAULT_MAX_CLAIMS), metavar="K|median|max|pNN",
-                   help="K (default: 100, SAFE's code default) or a rule over the lines' S+NS: "
-                   "median (upper median), max, pNN (nearest-rank percentile)")
+    p.add_argument(
+        "--max-claims",
+        default=str(F.DEFAULT_MAX_CLAIMS),
+        metavar="K|median|max|pNN",
+        help="K (default: 100, SAFE's code default) or a rule over the lines' S+NS: "
+        "median (upper median), max, pNN (nearest-rank percentile)",
+    )
     _add_boot_options(p, "the mean F1@K")
     add_report_options(p, extra_formats=("jsonl",), default_format="jsonl")
     p.set_defaults(func=run_f1k)
 
-    p = fs.add_parser("safe", help="SAFE run_eval aggregation (f1_<K>, side*_avg_*, side*_std_*)",
-                      description="Reproduce eval/run_eval.py's aggregation of an experiment result "
-                      "that already holds SAFE ratings; the default output is the exact JSON text "
-                      "run_eval writes.")
+    p = fs.add_parser(
+        "safe",
+        help="SAFE run_eval aggregation (f1_<K>, side*_avg_*, side*_std_*)",
+        description="Reproduce eval/run_eval.py's aggregation of an experiment result "
+        "that already holds SAFE ratings; the default output is the exact JSON text "
+        "run_eval writes.",
+    )
     p.add_argument("--input", required=True, metavar="SAFE_RESULTS.json", help="experiment result JSON")
-    p.add_argument("--max-claim", "--max-claims", dest="max_claim", default="-1", metavar="K|median|max|pNN",
-                   help="run_eval's --max_claim (default: -1, i.e. K=100 with key f1_-1), or a rule over "
-                   "the rated prompts' S+NS")
+    p.add_argument(
+        "--max-claim",
+        "--max-claims",
+        dest="max_claim",
+        default="-1",
+        metavar="K|median|max|pNN",
+        help="run_eval's --max_claim (default: -1, i.e. K=100 with key f1_-1), or a rule over the rated prompts' S+NS",
+    )
     p.add_argument("--no-eval-side1", dest="eval_side1", action="store_false", help="do not aggregate side 1")
     p.add_argument("--no-eval-side2", dest="eval_side2", action="store_false", help="do not aggregate side 2")
     _add_boot_options(p, "each side's mean F1@K")
-    add_report_options(p, extra_formats=("safe",), default_format="safe", variants=(
-        "f1_key_effective_k", "aggregate_all_rated"))
+    add_report_options(
+        p, extra_formats=("safe",), default_format="safe", variants=("f1_key_effective_k", "aggregate_all_rated")
+    )
     p.set_defaults(func=run_safe)
 
-    p = fs.add_parser("factscore", help="FActScore with length penalty, init score, respond ratio",
-                      description="FActScore (FactScorer.get_score) from per-fact labels: FActScore's "
-                      "labelled format (annotations -> human-atomic-facts labels) or {\"labels\": "
-                      "[\"S\",\"NS\",\"IR\",...]}. S counts as supported, NS and IR as not.")
+    p = fs.add_parser(
+        "factscore",
+        help="FActScore with length penalty, init score, respond ratio",
+        description="FActScore (FactScorer.get_score) from per-fact labels: FActScore's "
+        'labelled format (annotations -> human-atomic-facts labels) or {"labels": '
+        '["S","NS","IR",...]}. S counts as supported, NS and IR as not.',
+    )
     p.add_argument("--input", required=True, metavar="LABELED.jsonl", help="labelled responses")
     p.add_argument("--gamma", type=int, default=10, help="length-penalty gamma; 0 disables it (default: 10)")
     _add_boot_options(p, "the score")
     add_report_options(p, variants=("factscore_excl_ir",))
     p.set_defaults(func=run_factscore)
 
-    p = fs.add_parser("veriscore", help="VeriScore per-domain K (upper median, max) and F1@K",
-                      description="VeriScore from per-response counts {model?, domain (or "
-                      "prompt_source), supported, total_claims, abstained?}.")
+    p = fs.add_parser(
+        "veriscore",
+        help="VeriScore per-domain K (upper median, max) and F1@K",
+        description="VeriScore from per-response counts {model?, domain (or "
+        "prompt_source), supported, total_claims, abstained?}.",
+    )
     p.add_argument("--input", required=True, metavar="COUNTS.jsonl", help="per-response counts")
     add_report_options(p, variants=("veriscore_py312_sum",))
     p.set_defaults(func=run_veriscore)
 
-    p = fs.add_parser("correlate", help="Pearson/Spearman with two-sided p-values (scipy parity)",
-                      description="Per line of {x: [...], y: [...]}: Pearson and Spearman with p-values "
-                      "(null where undefined); or two columns of a table (--x COL --y COL); or the "
-                      "SAFE-vs-human study (--labeled ... --safe SAFE.jsonl). Default output: JSON Lines.")
+    p = fs.add_parser(
+        "correlate",
+        help="Pearson/Spearman with two-sided p-values (scipy parity)",
+        description="Per line of {x: [...], y: [...]}: Pearson and Spearman with p-values "
+        "(null where undefined); or two columns of a table (--x COL --y COL); or the "
+        "SAFE-vs-human study (--labeled ... --safe SAFE.jsonl). Default output: JSON Lines.",
+    )
     p.add_argument("--input", metavar="PAIRS.jsonl", help="pairs per line, or a table with --x/--y")
     p.add_argument("--x", metavar="COL", help="column for x (table mode; passed first, like FActScore)")
     p.add_argument("--y", metavar="COL", help="column for y (table mode)")
-    p.add_argument("--labeled", action="append", default=[], metavar="PATH",
-                   help="FActScore labelled file, or a folder of them (names without '_', *.jsonl); repeatable")
-    p.add_argument("--safe", metavar="SAFE.jsonl",
-                   help="SAFE per-response metrics {model_name, line|topic, Supported/supported, ...}")
+    p.add_argument(
+        "--labeled",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="FActScore labelled file, or a folder of them (names without '_', *.jsonl); repeatable",
+    )
+    p.add_argument(
+        "--safe",
+        metavar="SAFE.jsonl",
+        help="SAFE per-response metrics {model_name, line|topic, Supported/supported, ...}",
+    )
     add_report_options(p, extra_formats=("jsonl",), default_format="jsonl", variants=("pearson_fsum",))
     p.set_defaults(func=run_correlate)
 
     from ._judge_factuality import register_factuality_judge
+
     register_factuality_judge(fs)
 
 
@@ -238,8 +274,7 @@ def compute_f1k(path: str, args: argparse.Namespace) -> Report:
             except ScoringError as exc:
                 out["error"] = exc.msg
             else:
-                out.update(precision=res.precision, recall_at_k=res.recall_at_k,
-                           f1_at_k=res.f1_at_k, max_claims=k)
+                out.update(precision=res.precision, recall_at_k=res.recall_at_k, f1_at_k=res.f1_at_k, max_claims=k)
                 f1s.append(res.f1_at_k)
                 recalls.append(res.recall_at_k)
                 if res.precision is not None:
@@ -264,8 +299,9 @@ def compute_f1k(path: str, args: argparse.Namespace) -> Report:
     result = dict(_clean(summary))
     result["bootstrap"] = _clean(_ci_dict(ci))
     result["lines"] = _clean(lines)
-    metrics: Dict[str, Any] = {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                               for k, v in summary.items() if k != "k_rule"}
+    metrics: Dict[str, Any] = {
+        k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in summary.items() if k != "k_rule"
+    }
     sig = F.signature(F.REF_SAFE, (), [("K", flag_k), ("k_rule", _k_rule_param(rule))] + _boot_params(args))
     return Report(_FAMILY, sig, result, metrics, diagnostics)
 
@@ -289,8 +325,12 @@ def _rated_relevant_counts(result: Mapping[str, Any], args: argparse.Namespace) 
             data = prompt.get(f"side{n}_posthoc_eval_data") if isinstance(prompt, dict) else None
             if isinstance(data, dict):
                 s, ns = data.get(F.SUPPORTED_LABEL), data.get(F.NOT_SUPPORTED_LABEL)
-                if isinstance(s, (int, float)) and isinstance(ns, (int, float)) and F._is_number(s) \
-                        and F._is_number(ns):
+                if (
+                    isinstance(s, (int, float))
+                    and isinstance(ns, (int, float))
+                    and F._is_number(s)
+                    and F._is_number(ns)
+                ):
                     pool.append(s + ns)
     return pool
 
@@ -306,8 +346,9 @@ def compute_safe(path: str, args: argparse.Namespace, variants: Sequence[str]) -
     else:
         max_claim = fixed_k
     try:
-        res = F.run_eval_aggregate(data, max_claim=max_claim, eval_side1=args.eval_side1,
-                                   eval_side2=args.eval_side2, variants=variants)
+        res = F.run_eval_aggregate(
+            data, max_claim=max_claim, eval_side1=args.eval_side1, eval_side2=args.eval_side2, variants=variants
+        )
     except ScoringError as exc:
         raise ScoringError(exc.msg, path=path, record=exc.record, field=exc.field) from None
     text = F.dumps_reference(res.result)
@@ -416,11 +457,19 @@ def compute_veriscore(path: str, variants: Sequence[str]) -> Report:
         if s < 0 or total < 0:
             raise ScoringError(f"counts must not be negative, got {s} and {total}", path=path, line=lineno)
         if s > total:
-            problems.append(f"{where}: supported {s} > total_claims {total} (precision > 1; kept as the "
-                            "reference would)")
-        records.append({"model": str(rec.get("model", rec.get("model_name", ""))), "domain": str(domain),
-                        "supported": s, "total_claims": total, "abstained": bool(abstained),
-                        "id": rec.get("id", where)})
+            problems.append(
+                f"{where}: supported {s} > total_claims {total} (precision > 1; kept as the reference would)"
+            )
+        records.append(
+            {
+                "model": str(rec.get("model", rec.get("model_name", ""))),
+                "domain": str(domain),
+                "supported": s,
+                "total_claims": total,
+                "abstained": bool(abstained),
+                "id": rec.get("id", where),
+            }
+        )
     res = F.veriscore(records, variants=variants)
     problems.extend(res.diagnostics)
     metrics: Dict[str, Any] = {}
@@ -493,9 +542,12 @@ def compute_study(labeled: Sequence[str], safe_path: str, variants: Sequence[str
         else:
             raise ScoringError("needs model_name and line (0-based) or topic", path=safe_path, line=lineno)
         if idx is None:
-            raise ScoringError(f"no labelled response for model_name={model!r} "
-                               f"{'line' if 'line' in rec else 'topic'}={rec.get('line', rec.get('topic'))!r}",
-                               path=safe_path, line=lineno)
+            raise ScoringError(
+                f"no labelled response for model_name={model!r} "
+                f"{'line' if 'line' in rec else 'topic'}={rec.get('line', rec.get('topic'))!r}",
+                path=safe_path,
+                line=lineno,
+            )
         safe[idx] = F.study_metrics_safe(rec, where=where)
     missing = sum(1 for d in safe if not d)
     if missing:
@@ -504,8 +556,9 @@ def compute_study(labeled: Sequence[str], safe_path: str, variants: Sequence[str
     lines = []
     metrics: Dict[str, Any] = {"n_responses": len(human)}
     for r in results:
-        lines.append({"metric": r.metric, "n": r.n, "pearson": _corr_dict(r.pearson),
-                      "spearman": _corr_dict(r.spearman)})
+        lines.append(
+            {"metric": r.metric, "n": r.n, "pearson": _corr_dict(r.pearson), "spearman": _corr_dict(r.spearman)}
+        )
         for name, res in (("pearson", r.pearson), ("spearman", r.spearman)):
             metrics[f"{name}.{r.metric}"] = None if math.isnan(res.statistic) else res.statistic
             metrics[f"{name}_pvalue.{r.metric}"] = None if math.isnan(res.pvalue) else res.pvalue
@@ -518,8 +571,9 @@ def compute_study(labeled: Sequence[str], safe_path: str, variants: Sequence[str
         for r in results
     }
     result = {"n_responses": len(human), "lines": lines, "display": _clean(display)}
-    sig = F.signature(F.REF_SAFE, variants, [("mode", "study"), ("order", "sorted_files"),
-                                             ("alternative", "two-sided")])
+    sig = F.signature(
+        F.REF_SAFE, variants, [("mode", "study"), ("order", "sorted_files"), ("alternative", "two-sided")]
+    )
     return Report(_FAMILY, sig, result, metrics, diagnostics)
 
 
@@ -606,17 +660,21 @@ def demo(io: CliIO) -> str:
     got = _jsonl(rep, ())
     if got != _read(os.path.join(base, "expected_f1k.jsonl")):
         raise ScoringError("f1k output differs from expected_f1k.jsonl", path=base)
-    out.append(f"f1k: {rep.metrics['n_scored']} lines scored, {rep.metrics['n_errors']} with errors, "
-               f"mean F1@K (K=64 unless a line overrides it) = {rep.metrics['f1_mean']:.4f} "
-               f"(95% CI {rep.metrics['f1_mean_ci_low']:.4f}..{rep.metrics['f1_mean_ci_high']:.4f})"
-               " (matches expected_f1k.jsonl)")
+    out.append(
+        f"f1k: {rep.metrics['n_scored']} lines scored, {rep.metrics['n_errors']} with errors, "
+        f"mean F1@K (K=64 unless a line overrides it) = {rep.metrics['f1_mean']:.4f} "
+        f"(95% CI {rep.metrics['f1_mean_ci_low']:.4f}..{rep.metrics['f1_mean_ci_high']:.4f})"
+        " (matches expected_f1k.jsonl)"
+    )
 
     rep, text = compute_safe(os.path.join(base, "safe_results.json"), _demo_args(max_claim="64"), ())
     if text != _read(os.path.join(base, "expected_safe_max_claim_64.json")):
         raise ScoringError("safe output differs from expected_safe_max_claim_64.json", path=base)
-    out.append(f"safe: side2_avg_f1_64 = {rep.metrics['side2_avg_f1_64']!r}, "
-               f"side2_std_f1_64 = {rep.metrics['side2_std_f1_64']!r} "
-               "(byte-for-byte equal to run_eval's output in expected_safe_max_claim_64.json)")
+    out.append(
+        f"safe: side2_avg_f1_64 = {rep.metrics['side2_avg_f1_64']!r}, "
+        f"side2_std_f1_64 = {rep.metrics['side2_std_f1_64']!r} "
+        "(byte-for-byte equal to run_eval's output in expected_safe_max_claim_64.json)"
+    )
 
     expected = json.loads(_read(os.path.join(base, "expected_factscore.json")))
     rep = compute_factscore(os.path.join(base, "labels.jsonl"), _demo_args(gamma=10), ())
@@ -624,19 +682,26 @@ def demo(io: CliIO) -> str:
         if rep.metrics[key] != float.fromhex(expected[key]):
             raise ScoringError(f"factscore {key} differs from expected_factscore.json", path=base)
     m = rep.metrics
-    out.append(f"factscore: score {100 * float(m['score'] or 0):.1f}% (init {100 * float(m['init_score'] or 0):.1f}%), "
-               f"respond ratio {float(m['respond_ratio'] or 0):.3f} (matches expected_factscore.json)")
+    out.append(
+        f"factscore: score {100 * float(m['score'] or 0):.1f}% (init {100 * float(m['init_score'] or 0):.1f}%), "
+        f"respond ratio {float(m['respond_ratio'] or 0):.3f} (matches expected_factscore.json)"
+    )
 
     rep = compute_veriscore(os.path.join(base, "veriscore.jsonl"), ())
     expected_v = json.loads(_read(os.path.join(base, "expected_veriscore.json")))
     if json.loads(json.dumps(rep.result)) != expected_v:
         raise ScoringError("veriscore output differs from expected_veriscore.json", path=base)
-    out.append("veriscore: " + ", ".join(
-        f"{r['model']}/{r['domain']} {r['veriscore']:.3f} (K={r['k_median']})" for r in rep.result["scores"])
-        + " (matches expected_veriscore.json)")
+    out.append(
+        "veriscore: "
+        + ", ".join(
+            f"{r['model']}/{r['domain']} {r['veriscore']:.3f} (K={r['k_median']})" for r in rep.result["scores"]
+        )
+        + " (matches expected_veriscore.json)"
+    )
 
-    rep = compute_correlate(argparse.Namespace(input=os.path.join(base, "pairs.jsonl"), x=None, y=None,
-                                               labeled=[], safe=None), ())
+    rep = compute_correlate(
+        argparse.Namespace(input=os.path.join(base, "pairs.jsonl"), x=None, y=None, labeled=[], safe=None), ()
+    )
     expected_c = [json.loads(line) for line in _read(os.path.join(base, "expected_correlate.jsonl")).splitlines()]
     for got_line, exp in zip(rep.result["lines"], expected_c):
         for test in ("pearson", "spearman"):
@@ -648,7 +713,8 @@ def demo(io: CliIO) -> str:
             raise ScoringError(f"correlate {exp.get('id')} spearman is not bit-exact", path=base)
     if len(expected_c) != len(rep.result["lines"]):
         raise ScoringError("correlate line count differs", path=base)
-    out.append(f"correlate: {len(expected_c)} pairs, Spearman bit-exact and Pearson/p-values within 1e-12 "
-               "of scipy 1.12 (expected_correlate.jsonl)")
+    out.append(
+        f"correlate: {len(expected_c)} pairs, Spearman bit-exact and Pearson/p-values within 1e-12 "
+        "of scipy 1.12 (expected_correlate.jsonl)"
+    )
     return "\n".join(out) + "\n"
-

@@ -19,7 +19,9 @@ def register(sub: Any) -> None:
         "The reference's --gates decide 'pass'; exit code 1 when pass is false or a --gate fails.",
     )
     p.add_argument("--gold", required=True, metavar="GOLD.jsonl", help="gold records (qid, answerable, ...)")
-    p.add_argument("--trace", required=True, metavar="TRACE.jsonl", help="trace records (qid, retrieved_ids, answer_json)")
+    p.add_argument(
+        "--trace", required=True, metavar="TRACE.jsonl", help="trace records (qid, retrieved_ids, answer_json)"
+    )
     p.add_argument("--k", type=int, default=5, help="cut-off for recall@k (default: 5)")
     p.add_argument(
         "--gates",

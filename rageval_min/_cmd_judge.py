@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from . import judges
+from . import _cli_judge, judges
 from ._cli_common import CliIO, emit_report, gold_samples_dir
 from ._io import Problems, atomic_writer, iter_records, read_text
 from ._report import FORMATS, Report, render_text
@@ -35,31 +35,47 @@ def register(sub: Any) -> None:
         help="answer every prompt of a JSONL/JSON/CSV/TSV file",
         description="Answer every record's prompt (the --prompt-field, or the --judge-template rendered "
         "with the record's fields; a null prompt is not sent) and write one JSON line per record to --output: "
-        '{"id", "answer", "error"}, or the record itself with --answer-field. The run stats (judge_calls, judge_cache_hits, judge_failures, '
+        '{"id", "answer", "error"}, or the record itself with --answer-field. '
+        "The run stats (judge_calls, judge_cache_hits, judge_failures, "
         "judge_unparseable) are the report on stdout (or --stats PATH) and can be gated; "
         "exit 1 when any call failed or a --gate fails.",
     )
     r.add_argument("--input", required=True, metavar="PROMPTS.jsonl", help="records with an id and a prompt")
     r.add_argument("--output", required=True, metavar="ANSWERS.jsonl", help="where to write the answers (atomically)")
-    r.add_argument("--id-field", default="id", metavar="NAME", help="record id field (default: id; else the line number)")
-    r.add_argument("--prompt-field", default="prompt", metavar="NAME", help="prompt field when no template is given (default: prompt)")
     r.add_argument(
-        "--answer-field", metavar="NAME",
+        "--id-field", default="id", metavar="NAME", help="record id field (default: id; else the line number)"
+    )
+    r.add_argument(
+        "--prompt-field",
+        default="prompt",
+        metavar="NAME",
+        help="prompt field when no template is given (default: prompt)",
+    )
+    r.add_argument(
+        "--answer-field",
+        metavar="NAME",
         help="write each input record back with the answer under NAME (and judge_error when the call failed) "
         "instead of {id, answer, error}; e.g. --prompt-field judge_prompt --answer-field evaluation for rgb",
     )
     r.add_argument("--system", metavar="TEXT", help="system message sent with every prompt")
     r.add_argument(
-        "--param", action="append", default=[], metavar="KEY=VALUE",
-        help="generation parameter sent with every prompt (VALUE parsed as JSON, else a string), e.g. temperature=0; repeatable",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generation parameter sent with every prompt (VALUE parsed as JSON, else a string), "
+        "e.g. temperature=0; repeatable",
     )
-    judges.add_judge_options(r)
+    _cli_judge.add_judge_options(r)
     g = r.add_argument_group("stats report and gates")
     g.add_argument("--format", choices=list(FORMATS), default="json", help="format of the stats report (default: json)")
     g.add_argument("--stats", metavar="PATH", help="write the stats report to PATH instead of stdout")
     g.add_argument(
-        "--gate", action="append", default=[], metavar='"NAME OP VALUE"',
-        help="e.g. \"judge_cache_hits >= 10\"; repeatable",
+        "--gate",
+        action="append",
+        default=[],
+        metavar='"NAME OP VALUE"',
+        help='e.g. "judge_cache_hits >= 10"; repeatable',
     )
     r.set_defaults(func=run)
     p.set_defaults(func=_no_subcommand)
@@ -129,7 +145,10 @@ def read_prompts(
             if missing:
                 problems.add("missing template field", path=path, line=line, field=",".join(missing))
                 continue
-            values = {f: (rec[f] if isinstance(rec[f], str) else json.dumps(rec[f], ensure_ascii=False)) for f in template.fields}
+            values = {
+                f: (rec[f] if isinstance(rec[f], str) else json.dumps(rec[f], ensure_ascii=False))
+                for f in template.fields
+            }
             prompt = template.render(**values)
         else:
             value = rec.get(prompt_field)
@@ -210,7 +229,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     template = _load_template(args.judge_template)
     args.judge_template = None  # the generic command renders the template itself
     params = parse_params(args.param, args.system)
-    runner = judges.judge_from_args(args, stderr=io.stderr)
+    runner = _cli_judge.judge_from_args(args, stderr=io.stderr)
     try:
         data = read_prompts(args.input, id_field=args.id_field, prompt_field=args.prompt_field, template=template)
         report, rows = compute(runner, data, params=params, template=template, answer_field=args.answer_field)
@@ -233,4 +252,7 @@ def demo(io: CliIO) -> str:
         expected = [json.loads(line) for line in fh if line.strip()]
     if rows != expected:
         raise ScoringError("replayed answers differ from expected_answers.jsonl", path=base)
-    return render_text(report, ()) + "(replayed offline from gold_samples/judge/cache.jsonl; matches expected_answers.jsonl)\n"
+    return (
+        render_text(report, ())
+        + "(replayed offline from gold_samples/judge/cache.jsonl; matches expected_answers.jsonl)\n"
+    )

@@ -17,9 +17,9 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from . import judges, mtrag, rouge
-from ._cmd_rouge import lcs_backend
+from . import _cli_judge, judges, mtrag, rouge
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
+from ._cmd_rouge import lcs_backend
 from ._io import Problems, atomic_writer, iter_jsonl, read_json, read_text
 from ._report import Report
 from .errors import ScoringError
@@ -96,7 +96,7 @@ def register(sub: Any) -> None:
         help="stdlib: the built-in LCS (default); rapidfuzz: the same numbers with the LCS of "
         "RougeL_stemFalse and Extractiveness_RougeL in compiled code (pip install 'rageval-min[fast]')",
     )
-    judges.add_bertscore_options(a)
+    _cli_judge.add_bertscore_options(a)
     a.set_defaults(func=run_algorithmic)
 
     c = msub.add_parser(
@@ -143,9 +143,7 @@ def register(sub: Any) -> None:
         metavar="LABEL",
         help="setting label of the matching --input (default: the file name without extension)",
     )
-    s.add_argument(
-        "--metric", action="append", default=[], metavar="NAME", help="only these metrics (repeatable)"
-    )
+    s.add_argument("--metric", action="append", default=[], metavar="NAME", help="only these metrics (repeatable)")
     s.add_argument(
         "--model",
         metavar="NAME",
@@ -155,6 +153,7 @@ def register(sub: Any) -> None:
     s.set_defaults(func=run_summarize)
 
     from ._judge_mtrag import register_mtrag_judge
+
     register_mtrag_judge(msub)
 
 
@@ -181,8 +180,9 @@ def _one(
     try:
         result = step(record, rid)
     except ScoringError as exc:
-        problems.add(exc.msg, path=path, line=line_no, field=exc.field,
-                     record=rid if rid.startswith("task_id=") else None)
+        problems.add(
+            exc.msg, path=path, line=line_no, field=exc.field, record=rid if rid.startswith("task_id=") else None
+        )
         return 0
     if not problems:
         fh.write(writer(result.record))
@@ -205,9 +205,7 @@ def _means_report(n: int, output: Optional[str], means: Mapping[str, Any]) -> Tu
     return result, metrics
 
 
-def _stream(
-    path: str, output: str, step: Any, writer: Any
-) -> Tuple[int, _Diagnostics]:
+def _stream(path: str, output: str, step: Any, writer: Any) -> Tuple[int, _Diagnostics]:
     """Read ``path`` one record at a time, apply ``step(record, rid) -> RecordResult``,
     write with ``writer(record) -> str``.  Bad records are collected and raised together;
     the output file is then not created."""
@@ -263,7 +261,10 @@ def algorithmic_file(
 
     n, diagnostics = _stream(path, output, step, _json_algorithmic)
     result, metrics = _means_report(n, output, means)
-    params: List[Tuple[str, object]] = [("step", "algorithmic"), ("bertscore", "input" if bertscore is None else "scorer")]
+    params: List[Tuple[str, object]] = [
+        ("step", "algorithmic"),
+        ("bertscore", "input" if bertscore is None else "scorer"),
+    ]
     if backend != "stdlib":
         params.append(("backend", backend))
     return Report(
@@ -322,14 +323,16 @@ def _emit_with_report_path(report: Report, args: argparse.Namespace, io: CliIO) 
 
 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
-    scorer = judges.scorer_from_args(args)
+    scorer = _cli_judge.scorer_from_args(args)
     bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
     lcs, backend = lcs_backend(args.backend)
     report = algorithmic_file(
         args.input, args.output, variants=selected_variants(args), bertscore=bertscore, lcs=lcs, backend=backend
     )
     if scorer is not None:
-        report = report._replace(signature=report.signature.replace("|bertscore=scorer", "|bertscore=" + scorer.identity))
+        report = report._replace(
+            signature=report.signature.replace("|bertscore=scorer", "|bertscore=" + scorer.identity)
+        )
     return _emit_with_report_path(report, args, io)
 
 
@@ -350,7 +353,9 @@ def run_condition(args: argparse.Namespace, io: CliIO) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _analytics_rows(path: str, data: Dict[str, Any], variants: Sequence[str]) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
+def _analytics_rows(
+    path: str, data: Dict[str, Any], variants: Sequence[str]
+) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
     """``(model, group, values)`` for each evaluation of an InspectorRAGet analytics file.
 
     Evaluations are under ``evaluations`` (``annotations``) or, in schema 2, under
@@ -365,7 +370,9 @@ def _analytics_rows(path: str, data: Dict[str, Any], variants: Sequence[str]) ->
     for i, task in enumerate(tasks):
         if not isinstance(task, dict) or "task_id" not in task:
             raise ScoringError("task without task_id", path=path, field=f"tasks[{i}]")
-        label = mtrag.answerability_of(task, alias=True) if "answerability" not in task else mtrag.answerability_of(task)
+        label = (
+            mtrag.answerability_of(task, alias=True) if "answerability" not in task else mtrag.answerability_of(task)
+        )
         answer[str(task["task_id"])] = label
     evals = data.get("evaluations")
     key = "annotations"
@@ -401,7 +408,11 @@ def _jsonl_rows(path: str, model: str, variants: Sequence[str]) -> Iterator[Tupl
             continue
         label = mtrag.answerability_of(record, alias=alias)
         name = record.get("model_id")
-        yield (str(name) if name is not None else model), mtrag.answerability_group(label), mtrag.summary_values(record["metrics"])
+        yield (
+            (str(name) if name is not None else model),
+            mtrag.answerability_group(label),
+            mtrag.summary_values(record["metrics"]),
+        )
     problems.raise_if_any()
 
 
@@ -434,7 +445,9 @@ def summarize_files(
                 kind = "analytics"
                 rows = _analytics_rows(path, data, variants)
             else:
-                raise ScoringError("expected an analytics object (or use a .jsonl file of evaluated records)", path=path)
+                raise ScoringError(
+                    "expected an analytics object (or use a .jsonl file of evaluated records)", path=path
+                )
         sources.append({"setting": label, "input": path, "format": kind})
         for row_model, group, values in rows:
             if wanted:

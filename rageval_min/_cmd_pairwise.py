@@ -2,7 +2,6 @@
 
 import argparse
 import csv
-import importlib
 import io as _stdio
 import json
 import os
@@ -10,11 +9,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import pairwise
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
+from ._extras import load_extra, pip_hint
 from ._io import atomic_writer, open_output, read_text
 from ._report import Report, render_text
 from .errors import ScoringError
-
-TOKENS_INSTALL = "pip install 'rageval-min[tokens]'"
 
 
 def register(sub: Any) -> None:
@@ -34,30 +32,51 @@ def register(sub: Any) -> None:
         "reference_answer, answer-{model}) and write one comparison per line. Exact-match rows "
         "are marked (exact_match: true, prompt: null) and must not be sent to a judge.",
     )
-    pr.add_argument("--input", required=True, metavar="TABLE",
-                    help="input table: .xlsx (first sheet), .csv, .tsv, .jsonl or .json")
+    pr.add_argument(
+        "--input", required=True, metavar="TABLE", help="input table: .xlsx (first sheet), .csv, .tsv, .jsonl or .json"
+    )
     pr.add_argument("--refm", required=True, metavar="MODEL", help="the reference model")
-    pr.add_argument("--model", action="append", default=None, metavar="MODEL",
-                    help="model to compare with refm; repeatable (default: every answer-* "
-                    "column except refm, in column order)")
-    pr.add_argument("--nopt", type=int, choices=(2, 3, 4), default=2,
-                    help="number of answer options in the prompt (default: 2)")
-    pr.add_argument("--mode", choices=("dual", "random"), default="dual",
-                    help="dual: both presentation orders (default); random: one order drawn "
-                    "with numpy's legacy generator (the reference's CLI default)")
-    pr.add_argument("--seed", type=int, default=2680,
-                    help="seed of random mode; negative swaps model and refm (default: 2680)")
-    pr.add_argument("--judge-template", metavar="FILE",
-                    help="judge prompt template (placeholders: <Evaluating Guidance>, "
-                    "{{question}}, {{answer1}}, {{answer2}}, {{reference_answer}}, "
-                    "{{#reference_answer}}...{{/reference_answer}}); default: our own wording")
-    pr.add_argument("--dump-template", action="store_true",
-                    help="print the built-in template for --nopt and exit")
-    pr.add_argument("--output", metavar="PATH",
-                    help="write here (atomically) instead of stdout; a .tsv path gets the "
-                    "reference's 9-column infer-input table instead of JSONL")
-    pr.add_argument("--variant", action="append", default=[], choices=["strict_ids"],
-                    help="strict_ids: reject ';' inside index or model names")
+    pr.add_argument(
+        "--model",
+        action="append",
+        default=None,
+        metavar="MODEL",
+        help="model to compare with refm; repeatable (default: every answer-* column except refm, in column order)",
+    )
+    pr.add_argument(
+        "--nopt", type=int, choices=(2, 3, 4), default=2, help="number of answer options in the prompt (default: 2)"
+    )
+    pr.add_argument(
+        "--mode",
+        choices=("dual", "random"),
+        default="dual",
+        help="dual: both presentation orders (default); random: one order drawn "
+        "with numpy's legacy generator (the reference's CLI default)",
+    )
+    pr.add_argument(
+        "--seed", type=int, default=2680, help="seed of random mode; negative swaps model and refm (default: 2680)"
+    )
+    pr.add_argument(
+        "--judge-template",
+        metavar="FILE",
+        help="judge prompt template (placeholders: <Evaluating Guidance>, "
+        "{{question}}, {{answer1}}, {{answer2}}, {{reference_answer}}, "
+        "{{#reference_answer}}...{{/reference_answer}}); default: our own wording",
+    )
+    pr.add_argument("--dump-template", action="store_true", help="print the built-in template for --nopt and exit")
+    pr.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write here (atomically) instead of stdout; a .tsv path gets the "
+        "reference's 9-column infer-input table instead of JSONL",
+    )
+    pr.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        choices=["strict_ids"],
+        help="strict_ids: reject ';' inside index or model names",
+    )
     pr.set_defaults(func=run_prompts)
 
     sc = psub.add_parser(
@@ -66,36 +85,63 @@ def register(sub: Any) -> None:
         description="Score a judge record (the reference's record TSV, or JSONL rows with the "
         "comparison columns and a judge column) exactly as DevBench SubEval does.",
     )
-    sc.add_argument("--record", required=True, metavar="RECORD",
-                    help="judge record: .tsv (the reference's), .csv, .jsonl, .json or .xlsx")
-    sc.add_argument("--nopt", type=int, choices=(2, 3, 4), required=True,
-                    help="number of options the judge was given")
-    sc.add_argument("--refm", metavar="MODEL",
-                    help="reference model (default: the one model in every comparison)")
-    sc.add_argument("--judge-column", metavar="NAME",
-                    help="column holding the judge output (default: the only non-comparison column)")
-    sc.add_argument("--extra", action="append", default=[], choices=list(pairwise.EXTRAS),
-                    metavar="NAME",
-                    help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS))
-    sc.add_argument("--lengths", choices=("chars", "tokens"), default="chars",
-                    help="answer length unit: chars (default) or tiktoken cl100k tokens as the "
-                    f"reference ({TOKENS_INSTALL}; tiktoken downloads its BPE file on first use)")
-    sc.add_argument("--failure-limit", type=int, default=5, metavar="N",
-                    help="error out when N or more judge calls failed (default: 5, the reference's)")
-    sc.add_argument("--judge-template", metavar="FILE",
-                    help="the template the judge inputs were built with (recorded in the signature)")
-    sc.add_argument("--output-dir", metavar="DIR",
-                    help="also write the reference's files: log.txt, length_stats.csv, "
-                    "consistent_cmp.tsv/inconsistent_cmp.tsv, win+halfdraw.xlsx, "
-                    "win+bothgood.xlsx, win_rate_with_tie.csv, win_rate_without_tie.csv")
+    sc.add_argument(
+        "--record",
+        required=True,
+        metavar="RECORD",
+        help="judge record: .tsv (the reference's), .csv, .jsonl, .json or .xlsx",
+    )
+    sc.add_argument("--nopt", type=int, choices=(2, 3, 4), required=True, help="number of options the judge was given")
+    sc.add_argument("--refm", metavar="MODEL", help="reference model (default: the one model in every comparison)")
+    sc.add_argument(
+        "--judge-column",
+        metavar="NAME",
+        help="column holding the judge output (default: the only non-comparison column)",
+    )
+    sc.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        choices=list(pairwise.EXTRAS),
+        metavar="NAME",
+        help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS),
+    )
+    sc.add_argument(
+        "--lengths",
+        choices=("chars", "tokens"),
+        default="chars",
+        help="answer length unit: chars (default) or tiktoken cl100k tokens as the "
+        f"reference ({pip_hint('tokens')}; tiktoken downloads its BPE file on first use)",
+    )
+    sc.add_argument(
+        "--failure-limit",
+        type=int,
+        default=5,
+        metavar="N",
+        help="error out when N or more judge calls failed (default: 5, the reference's)",
+    )
+    sc.add_argument(
+        "--judge-template",
+        metavar="FILE",
+        help="the template the judge inputs were built with (recorded in the signature)",
+    )
+    sc.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="also write the reference's files: log.txt, length_stats.csv, "
+        "consistent_cmp.tsv/inconsistent_cmp.tsv, win+halfdraw.xlsx, "
+        "win+bothgood.xlsx, win_rate_with_tie.csv, win_rate_without_tie.csv",
+    )
     add_report_options(sc, variants=pairwise.VARIANTS)
     sc.set_defaults(func=run_score)
 
     from ._judge_families import register_pairwise_judge
+
     register_pairwise_judge(psub)
 
 
 # --------------------------------------------------------------------------- prompts
+
 
 def _read_template(path: Optional[str]) -> Optional[str]:
     if path is None:
@@ -112,8 +158,14 @@ def run_prompts(args: argparse.Namespace, io: CliIO) -> int:
     rows = [r for _, r in pairwise.read_table(args.input)]
     diags: List[str] = []
     comps = pairwise.build_comparisons(
-        rows, refm=args.refm, models=args.model, mode=args.mode, seed=args.seed,
-        strict_ids="strict_ids" in (args.variant or []), diagnostics=diags)
+        rows,
+        refm=args.refm,
+        models=args.model,
+        mode=args.mode,
+        seed=args.seed,
+        strict_ids="strict_ids" in (args.variant or []),
+        diagnostics=diags,
+    )
     n_em = sum(1 for c in comps if c.exact_match)
     with open_output(args.output, io.stdout) as fh:
         if args.output and args.output.lower().endswith(".tsv"):
@@ -121,26 +173,23 @@ def run_prompts(args: argparse.Namespace, io: CliIO) -> int:
         else:
             for c in comps:
                 rec = c.as_record()
-                rec["prompt"] = None if c.exact_match else pairwise.render_prompt(
-                    c, nopt=args.nopt, template=template)
+                rec["prompt"] = None if c.exact_match else pairwise.render_prompt(c, nopt=args.nopt, template=template)
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     for d in diags:
         io.stderr.write(f"note: {d}\n")
-    io.stderr.write(f"{len(comps)} comparisons ({n_em} exact matches, not for the judge); "
-                    f"template={pairwise.template_id(template)}\n")
+    io.stderr.write(
+        f"{len(comps)} comparisons ({n_em} exact matches, not for the judge); "
+        f"template={pairwise.template_id(template)}\n"
+    )
     return 0
 
 
 # --------------------------------------------------------------------------- score
 
+
 def load_token_length() -> Callable[[str], int]:
-    """The tiktoken cl100k_base length adapter from ``rageval_min_extras``."""
-    try:
-        mod = importlib.import_module("rageval_min_extras.tokens")
-    except ImportError:
-        raise ScoringError(f"--lengths tokens needs the tokens extra: {TOKENS_INSTALL} "
-                           "(from a source checkout: pip install -e '.[tokens]')") from None
-    fn: Callable[[], Callable[[str], int]] = getattr(mod, "cl100k_length")
+    """The cl100k_base length adapter of the ``tokens`` extra."""
+    fn: Callable[[], Callable[[str], int]] = getattr(load_extra("tokens"), "cl100k_length")
     return fn()
 
 
@@ -159,18 +208,32 @@ def compute(
     recs = [r for _, r in pairwise.read_table(record)]
     length = load_token_length() if lengths == "tokens" else None
     res = pairwise.score(
-        recs, nopt=nopt, refm=refm, judge_column=judge_column, variants=variants,
-        extras=extras, length=length, length_unit=lengths, failure_cnt=failure_limit,
-        judge_template=judge_template)
-    report = Report(family="pairwise", signature=res.signature, result=res.result,
-                    metrics=dict(res.metrics), diagnostics=list(res.diagnostics))
+        recs,
+        nopt=nopt,
+        refm=refm,
+        judge_column=judge_column,
+        variants=variants,
+        extras=extras,
+        length=length,
+        length_unit=lengths,
+        failure_cnt=failure_limit,
+        judge_template=judge_template,
+    )
+    report = Report(
+        family="pairwise",
+        signature=res.signature,
+        result=res.result,
+        metrics=dict(res.metrics),
+        diagnostics=list(res.diagnostics),
+    )
     return report, res
 
 
 def _pretty(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A ``tabulate(tablefmt='pretty')``-like table with the pandas index column."""
-    cells = [[""] + list(header)] + [[str(i)] + [v if isinstance(v, str) else repr(v) for v in r]
-                                     for i, r in enumerate(rows)]
+    cells = [[""] + list(header)] + [
+        [str(i)] + [v if isinstance(v, str) else repr(v) for v in r] for i, r in enumerate(rows)
+    ]
     widths = [max(len(r[c]) for r in cells) for c in range(len(cells[0]))]
 
     def line(r: Sequence[str]) -> str:
@@ -200,8 +263,7 @@ def write_output_dir(directory: str, res: pairwise.PairwiseResult, report: Repor
     ls = result["length_stats"]
     log = ["Reponse length", _pretty(ls["columns"], ls["rows"])]
     log += pairwise.log_lines(result["counts"])
-    titles = {"win+halfdraw": f"(Win + Draw / 2) w. {refm}: ",
-              "win+bothgood": f"(Win + Both Good) w. {refm}: "}
+    titles = {"win+halfdraw": f"(Win + Draw / 2) w. {refm}: ", "win+bothgood": f"(Win + Both Good) w. {refm}: "}
     for name, table in result["old_version"].items():
         log.append(titles[name])
         log.append(_pretty(table["columns"], table["rows"]))
@@ -217,8 +279,10 @@ def write_output_dir(directory: str, res: pairwise.PairwiseResult, report: Repor
     written.append("length_stats.csv")
 
     if res.inconsistent_rows:
-        for name, rows in (("consistent_cmp.tsv", res.consistent_rows),
-                           ("inconsistent_cmp.tsv", res.inconsistent_rows)):
+        for name, rows in (
+            ("consistent_cmp.tsv", res.consistent_rows),
+            ("inconsistent_cmp.tsv", res.inconsistent_rows),
+        ):
             with atomic_writer(os.path.join(directory, name)) as fh:
                 w = csv.writer(fh, delimiter="\t", quoting=csv.QUOTE_ALL, lineterminator="\n")
                 cols = list(rows[0].keys()) if rows else []
@@ -257,15 +321,23 @@ def write_output_dir(directory: str, res: pairwise.PairwiseResult, report: Repor
 def run_score(args: argparse.Namespace, io: CliIO) -> int:
     template = _read_template(args.judge_template)
     report, res = compute(
-        args.record, nopt=args.nopt, refm=args.refm, judge_column=args.judge_column,
-        variants=selected_variants(args), extras=sorted(set(args.extra or [])),
-        lengths=args.lengths, failure_limit=args.failure_limit, judge_template=template)
+        args.record,
+        nopt=args.nopt,
+        refm=args.refm,
+        judge_column=args.judge_column,
+        variants=selected_variants(args),
+        extras=sorted(set(args.extra or [])),
+        lengths=args.lengths,
+        failure_limit=args.failure_limit,
+        judge_template=template,
+    )
     if args.output_dir:
         write_output_dir(args.output_dir, res, report)
     return emit_report(report, args, io)
 
 
 # --------------------------------------------------------------------------- demo
+
 
 def check_against_expected(result: Mapping[str, Any], expected: Mapping[str, Any]) -> List[str]:
     """Differences between a score result and a reference ``expected_values.json``
@@ -291,18 +363,21 @@ def check_against_expected(result: Mapping[str, Any], expected: Mapping[str, Any
 
 def demo(io: CliIO) -> str:
     base = gold_samples_dir("pairwise")
-    report, res = compute(os.path.join(base, "record_fakejudge_2.tsv"), nopt=2, refm="ref",
-                          extras=("unparseable_share",))
+    report, res = compute(
+        os.path.join(base, "record_fakejudge_2.tsv"), nopt=2, refm="ref", extras=("unparseable_share",)
+    )
     with open(os.path.join(base, "expected_values.json"), encoding="utf-8") as fh:
         expected = json.load(fh)
     problems = check_against_expected(res.result, expected)
     if problems:
-        raise ScoringError("output differs from expected_values.json: " + "; ".join(problems),
-                           path=base)
-    shown = {k: v for k, v in report.metrics.items()
-             if ";" not in k or k.startswith("with_tie;")
-             or (k.startswith("win+halfdraw;") and k.endswith(";Overall-lang"))}
+        raise ScoringError("output differs from expected_values.json: " + "; ".join(problems), path=base)
+    shown = {
+        k: v
+        for k, v in report.metrics.items()
+        if ";" not in k or k.startswith("with_tie;") or (k.startswith("win+halfdraw;") and k.endswith(";Overall-lang"))
+    }
     brief = report._replace(metrics=shown)
-    return (render_text(brief, ()) +
-            "(log lines, old-version tables and new-version rates match "
-            "gold_samples/pairwise/expected_values.json)\n")
+    return (
+        render_text(brief, ()) + "(log lines, old-version tables and new-version rates match "
+        "gold_samples/pairwise/expected_values.json)\n"
+    )

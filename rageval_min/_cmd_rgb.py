@@ -59,12 +59,30 @@ def register(sub: Any) -> None:
         description="Write one JSON line per instance, in input order: {id, query, answer, docs}. "
         "Reproduces random.seed(SEED) + processdata per instance bit for bit.",
     )
-    m.add_argument("--input", required=True, metavar="DATA.jsonl", help="dataset records (id, query, answer, positive, negative[, positive_wrong])")
+    m.add_argument(
+        "--input",
+        required=True,
+        metavar="DATA.jsonl",
+        help="dataset records (id, query, answer, positive, negative[, positive_wrong])",
+    )
     _add_dataset(m, True)
-    m.add_argument("--noise-rate", type=float, default=0.0, metavar="R", help="share of negative passages (default: 0.0)")
+    m.add_argument(
+        "--noise-rate", type=float, default=0.0, metavar="R", help="share of negative passages (default: 0.0)"
+    )
     m.add_argument("--passage-num", type=int, default=5, metavar="N", help="passages per instance (default: 5)")
-    m.add_argument("--correct-rate", type=float, default=0.0, metavar="C", help="share of correct passages in _fact sets (default: 0.0)")
-    m.add_argument("--seed", type=int, default=rgb.DEFAULT_SEED, help=f"seed set before each instance (default: {rgb.DEFAULT_SEED})")
+    m.add_argument(
+        "--correct-rate",
+        type=float,
+        default=0.0,
+        metavar="C",
+        help="share of correct passages in _fact sets (default: 0.0)",
+    )
+    m.add_argument(
+        "--seed",
+        type=int,
+        default=rgb.DEFAULT_SEED,
+        help=f"seed set before each instance (default: {rgb.DEFAULT_SEED})",
+    )
     m.add_argument("--output", metavar="PATH", help="write to PATH atomically instead of stdout")
     _add_factchecking(m)
     m.set_defaults(func=run_mix)
@@ -76,14 +94,28 @@ def register(sub: Any) -> None:
         "record back with the normalized 'prediction', 'label' and 'factlabel'. A record the reference "
         "would drop is kept with label/factlabel null and 'rgb_skipped' giving the reason.",
     )
-    lab.add_argument("--input", required=True, metavar="PREDICTIONS.jsonl", help="records with prediction and ans/answer")
+    lab.add_argument(
+        "--input", required=True, metavar="PREDICTIONS.jsonl", help="records with prediction and ans/answer"
+    )
     _add_dataset(lab, False)
-    lab.add_argument("--variant", action="append", default=[], choices=list(rgb.VARIANTS), metavar="NAME",
-                     help="opt-in variant; repeatable; one of: " + ", ".join(rgb.VARIANTS))
-    lab.add_argument("--judge", choices=("reject", "fact"),
-                     help="also add 'judge_prompt' (and 'judge_template') for the LLM-judged evaluation")
-    lab.add_argument("--judge-template", metavar="FILE",
-                     help="judge prompt template (placeholders {QUESTION} and {ANSWER}); default: the project's own wording")
+    lab.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        choices=list(rgb.VARIANTS),
+        metavar="NAME",
+        help="opt-in variant; repeatable; one of: " + ", ".join(rgb.VARIANTS),
+    )
+    lab.add_argument(
+        "--judge",
+        choices=("reject", "fact"),
+        help="also add 'judge_prompt' (and 'judge_template') for the LLM-judged evaluation",
+    )
+    lab.add_argument(
+        "--judge-template",
+        metavar="FILE",
+        help="judge prompt template (placeholders {QUESTION} and {ANSWER}); default: the project's own wording",
+    )
     lab.add_argument("--output", metavar="PATH", help="write to PATH atomically instead of stdout")
     _add_factchecking(lab)
     lab.set_defaults(func=run_label)
@@ -95,14 +127,23 @@ def register(sub: Any) -> None:
         "object with the reference's keys, key order and value types. --format rgb prints the "
         "reference's _result.json text. With --judged, score stored judge outputs ('evaluation').",
     )
-    sc.add_argument("--input", required=True, metavar="PREDICTIONS.jsonl", help="records with prediction and ans/answer (or label)")
+    sc.add_argument(
+        "--input", required=True, metavar="PREDICTIONS.jsonl", help="records with prediction and ans/answer (or label)"
+    )
     _add_dataset(sc, False)
-    sc.add_argument("--noise-rate", type=float, metavar="R",
-                    help="noise rate written to the output and deciding the noise-1 rule; default: the records' "
-                    "'noise_rate', else the file name")
+    sc.add_argument(
+        "--noise-rate",
+        type=float,
+        metavar="R",
+        help="noise rate written to the output and deciding the noise-1 rule; default: the records' "
+        "'noise_rate', else the file name",
+    )
     sc.add_argument("--use-labels", action="store_true", help="use a record's stored 'label'/'factlabel' when present")
-    sc.add_argument("--judged", choices=("reject", "fact"),
-                    help="score stored judge outputs: reject = reject_evalue (Rej*), fact = fact_evalue (ED*, CR)")
+    sc.add_argument(
+        "--judged",
+        choices=("reject", "fact"),
+        help="score stored judge outputs: reject = reject_evalue (Rej*), fact = fact_evalue (ED*, CR)",
+    )
     add_report_options(sc, extra_formats=("rgb",), variants=rgb.VARIANTS)
     _add_factchecking(sc)
     sc.set_defaults(func=run_score)
@@ -115,12 +156,19 @@ def register(sub: Any) -> None:
         "rejection (noise 1.0), information integration (_int) and counterfactual robustness "
         "(_fact: error detection and correction rates) in one table.",
     )
-    rp.add_argument("--input", required=True, nargs="+", metavar="FILE", help="prediction files (names as the reference writes them)")
+    rp.add_argument(
+        "--input",
+        required=True,
+        nargs="+",
+        metavar="FILE",
+        help="prediction files (names as the reference writes them)",
+    )
     rp.add_argument("--use-labels", action="store_true", help="use stored 'label'/'factlabel' when present")
     add_report_options(rp, variants=rgb.VARIANTS, default_format="text")
     rp.set_defaults(func=run_report)
 
     from ._judge_families import register_rgb_judge
+
     register_rgb_judge(rsub)
 
 
@@ -231,8 +279,13 @@ def _label_rows(
 def _noise_rate(args: argparse.Namespace, path: str) -> float:
     if args.noise_rate is not None:
         return float(args.noise_rate)
-    seen = {rec["noise_rate"] for _, rec in _read(path) if "noise_rate" in rec
-            and isinstance(rec["noise_rate"], (int, float)) and not isinstance(rec["noise_rate"], bool)}
+    seen = {
+        rec["noise_rate"]
+        for _, rec in _read(path)
+        if "noise_rate" in rec
+        and isinstance(rec["noise_rate"], (int, float))
+        and not isinstance(rec["noise_rate"], bool)
+    }
     if len(seen) == 1:
         return float(seen.pop())
     if len(seen) > 1:
@@ -240,11 +293,15 @@ def _noise_rate(args: argparse.Namespace, path: str) -> float:
     try:
         return rgb.parse_prediction_filename(path).noise_rate
     except ScoringError:
-        raise ScoringError("--noise-rate is required (no 'noise_rate' in the records or the file name)", path=path) from None
+        raise ScoringError(
+            "--noise-rate is required (no 'noise_rate' in the records or the file name)", path=path
+        ) from None
 
 
 def _metrics(obj: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
-    return {prefix + k: v for k, v in obj.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
+    return {
+        prefix + k: v for k, v in obj.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    }
 
 
 # --------------------------------------------------------------------------- mix
@@ -263,9 +320,13 @@ def run_mix(args: argparse.Namespace, io: CliIO) -> int:
     with open_output(args.output, io.stdout) as fh:
         for line, inst in _read(args.input):
             count += _mix_one(args, line, inst, fh, notes)
-    params: List[Tuple[str, object]] = [("dataset", args.dataset), ("noise_rate", args.noise_rate),
-                                        ("passage_num", args.passage_num), ("correct_rate", args.correct_rate),
-                                        ("seed", args.seed)]
+    params: List[Tuple[str, object]] = [
+        ("dataset", args.dataset),
+        ("noise_rate", args.noise_rate),
+        ("passage_num", args.passage_num),
+        ("correct_rate", args.correct_rate),
+        ("seed", args.seed),
+    ]
     io.stderr.write(f"rageval-min: rgb mix: {rgb.signature((), params)}: {count} instances, {len(notes)} skipped\n")
     for n in notes:
         io.stderr.write(f"rageval-min: rgb mix: note: {n}\n")
@@ -313,7 +374,11 @@ def run_label(args: argparse.Namespace, io: CliIO) -> int:
             fh.write(_dumps(_labelled_record(args, line, rec, lab, reason, template)) + "\n")
     io.stderr.write(
         "rageval-min: rgb label: "
-        + rgb.signature(variants, [("dataset", dataset)] + ([("judge", args.judge), ("judge_template", rgb.template_id(template))] if args.judge else []))
+        + rgb.signature(
+            variants,
+            [("dataset", dataset)]
+            + ([("judge", args.judge), ("judge_template", rgb.template_id(template))] if args.judge else []),
+        )
         + "\n"
     )
     for n in notes:
@@ -341,8 +406,13 @@ def _labelled_record(
         if args.judge:
             query = rec.get("query")
             if not isinstance(query, str):
-                raise ScoringError("record has no string 'query' (needed by the judge prompt)",
-                                   path=args.input, line=line, record=_who(rec), field="query")
+                raise ScoringError(
+                    "record has no string 'query' (needed by the judge prompt)",
+                    path=args.input,
+                    line=line,
+                    record=_who(rec),
+                    field="query",
+                )
             if args.judge == "reject":
                 out["judge_prompt"] = rgb.build_reject_judge_prompt(query, lab.prediction, template=template)
             else:
@@ -364,8 +434,9 @@ def compute_score(
     variants: Sequence[str] = (),
 ) -> Report:
     """Score one prediction file into a :class:`Report` (``result`` = the reference's object)."""
-    return _score_path(path, dataset=dataset, noise_rate=noise_rate, use_labels=use_labels, judged=judged,
-                       variants=variants)[0]
+    return _score_path(
+        path, dataset=dataset, noise_rate=noise_rate, use_labels=use_labels, judged=judged, variants=variants
+    )[0]
 
 
 def _score_path(
@@ -391,8 +462,9 @@ def _score_path(
     record_rates: Set[str] = set()
 
     def results() -> Iterator[Dict[str, Any]]:
-        for line, rec, lab, _ in _label_rows(_read(path), path, notes, dataset=ds, variants=variants,
-                                             use_labels=use_labels):
+        for line, rec, lab, _ in _label_rows(
+            _read(path), path, notes, dataset=ds, variants=variants, use_labels=use_labels
+        ):
             if "noise_rate" in rec:
                 record_rates.add(str(rec["noise_rate"]))
             if lab is None:
@@ -402,19 +474,28 @@ def _score_path(
                 item["id"] = rec["id"]
             if judged:
                 if "evaluation" not in rec:
-                    raise ScoringError("record has no 'evaluation' (the stored judge output)", path=path, line=line,
-                                       record=_who(rec), field="evaluation")
+                    raise ScoringError(
+                        "record has no 'evaluation' (the stored judge output)",
+                        path=path,
+                        line=line,
+                        record=_who(rec),
+                        field="evaluation",
+                    )
                 if not isinstance(rec["evaluation"], str):
-                    raise ScoringError("'evaluation' is not a string", path=path, line=line, record=_who(rec),
-                                       field="evaluation")
+                    raise ScoringError(
+                        "'evaluation' is not a string", path=path, line=line, record=_who(rec), field="evaluation"
+                    )
                 item["evaluation"] = rec["evaluation"]
                 template_ids.add(str(rec.get("judge_template", "unrecorded")))
             yield item
 
     params: List[Tuple[str, object]] = [("dataset", ds), ("noise_rate", nr), ("use_labels", use_labels)]
     if judged:
-        scored: Any = (rgb.score_reject_judged(results()) if judged == "reject"
-                       else rgb.score_fact_judged(results(), noise_rate=nr))
+        scored: Any = (
+            rgb.score_reject_judged(results())
+            if judged == "reject"
+            else rgb.score_fact_judged(results(), noise_rate=nr)
+        )
         ids = sorted(template_ids)
         params += [("judged", judged), ("judge_template", "+".join(ids) if ids else "unrecorded")]
     else:
@@ -477,24 +558,45 @@ def compute_report(paths: Sequence[str], *, use_labels: bool = False, variants: 
         if name in seen:
             raise ScoringError(f"the same run as {seen[name]}", path=path)
         seen[name] = path
-        rep, sc, rows_nr = _score_path(path, dataset=name.dataset, noise_rate=name.noise_rate,
-                                       use_labels=use_labels, judged=None, variants=variants)
+        rep, sc, rows_nr = _score_path(
+            path,
+            dataset=name.dataset,
+            noise_rate=name.noise_rate,
+            use_labels=use_labels,
+            judged=None,
+            variants=variants,
+        )
         if rows_nr and rows_nr != {str(name.noise_rate)}:
-            diagnostics.append(f"{path}: records' noise_rate {', '.join(sorted(rows_nr))} differs from the file name "
-                               f"({name.noise_rate}); the file name is used")
+            diagnostics.append(
+                f"{path}: records' noise_rate {', '.join(sorted(rows_nr))} differs from the file name "
+                f"({name.noise_rate}); the file name is used"
+            )
         diagnostics += rep.diagnostics
         res = rep.result
         runs.append((name, sc))
-        stem = f"{name.model}/{name.dataset}/noise{name.noise_rate}_passage{name.passage_num}_correct{name.correct_rate}/"
+        stem = (
+            f"{name.model}/{name.dataset}/noise{name.noise_rate}_passage{name.passage_num}_correct{name.correct_rate}/"
+        )
         metrics.update(_metrics(res, stem))
-        run_items.append({"file": path, "model": name.model, "dataset": name.dataset, "temp": name.temp,
-                          "noise_rate": name.noise_rate, "passage_num": name.passage_num,
-                          "correct_rate": name.correct_rate, "scores": res})
+        run_items.append(
+            {
+                "file": path,
+                "model": name.model,
+                "dataset": name.dataset,
+                "temp": name.temp,
+                "noise_rate": name.noise_rate,
+                "passage_num": name.passage_num,
+                "correct_rate": name.correct_rate,
+                "scores": res,
+            }
+        )
     if "noise1_reject_only" not in variants and any(
         rgb.dataset_branch(n.dataset) == "default" and n.noise_rate == 1 for n, _ in runs
     ):
-        diagnostics.append("negative rejection is the reference's 'rejected or correct' rate at noise 1.0 "
-                           "(--variant noise1_reject_only counts rejections only)")
+        diagnostics.append(
+            "negative rejection is the reference's 'rejected or correct' rate at noise 1.0 "
+            "(--variant noise1_reject_only counts rejections only)"
+        )
     table = rgb.abilities_table(runs)
     params: List[Tuple[str, object]] = [("files", len(paths)), ("use_labels", use_labels)]
     return Report(
@@ -527,8 +629,9 @@ def render_report_text(report: Report, outcomes: Any) -> str:
     lines += _table_lines(rows)
     if outcomes:
         lines.append("")
-        lines += _table_lines([("gate", "value", "status")] + [
-            (o.text, _fmt(o.value), "pass" if o.passed else "FAIL") for o in outcomes])
+        lines += _table_lines(
+            [("gate", "value", "status")] + [(o.text, _fmt(o.value), "pass" if o.passed else "FAIL") for o in outcomes]
+        )
     lines += [f"note: {d}" for d in report.diagnostics]
     if outcomes:
         lines += ["", "result: " + ("PASS" if all(o.passed for o in outcomes) else "FAIL")]
@@ -537,8 +640,12 @@ def render_report_text(report: Report, outcomes: Any) -> str:
 
 def render_report_markdown(report: Report, outcomes: Any) -> str:
     ok = all(o.passed for o in outcomes)
-    lines = [f"### rageval-min rgb report: {'PASS' if ok else 'FAIL'}", "",
-             "| model | lang | ability | setting | value |", "| --- | --- | --- | --- | ---: |"]
+    lines = [
+        f"### rageval-min rgb report: {'PASS' if ok else 'FAIL'}",
+        "",
+        "| model | lang | ability | setting | value |",
+        "| --- | --- | --- | --- | ---: |",
+    ]
     for m, lang, ab, st, v in rgb.ability_rows(report.result["abilities"]):
         lines.append(f"| {m.replace('|', '/')} | {lang} | {ab} | {st} | {_fmt(v)} |")
     if outcomes:
@@ -580,10 +687,14 @@ def demo(io: CliIO) -> str:
             except rgb.InstanceSkipped:
                 skipped += 1
                 continue
-            got.append(_dumps({"id": inst["id"], "query": inst["query"], "answer": inst["answer"], "docs": docs}) + "\n")
+            got.append(
+                _dumps({"id": inst["id"], "query": inst["query"], "answer": inst["answer"], "docs": docs}) + "\n"
+            )
         _expect("".join(got), expected)
-        out.append(f"mix {src} ({ds}, noise {noise}, {passages} passages, correct {correct}): "
-                   f"{len(got)} instances, {skipped} skipped; matches {expected}")
+        out.append(
+            f"mix {src} ({ds}, noise {noise}, {passages} passages, correct {correct}): "
+            f"{len(got)} instances, {skipped} skipped; matches {expected}"
+        )
     preds = sorted(f for f in os.listdir(base) if f.startswith("prediction_") and not f.endswith(_RESULT_SUFFIXES))
     for f in preds:
         rep = compute_score(os.path.join(base, f))

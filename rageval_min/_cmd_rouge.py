@@ -1,15 +1,13 @@
 """``rageval-min rouge``: ROUGE over a file of prediction/reference pairs."""
 
 import argparse
-import importlib
-import importlib.util
 import json
 import os
-import sys
 from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
 from . import rouge
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, parse_gates, selected_variants
+from ._extras import load_extra
 from ._io import Problems, iter_records, open_output
 from ._report import Report, render_text
 from .errors import ScoringError
@@ -75,37 +73,12 @@ def parse_types(text: str) -> List[str]:
         raise ScoringError(exc.msg, field="--rouge-types") from None
 
 
-_EXTRA_OF = {"rouge_backend": "rouge", "rapidfuzz_lcs": "fast"}
-
-
-def _load_backend_module(name: str = "rouge_backend") -> Any:
-    """``rageval_min_extras.<name>``, also from a source checkout."""
-    try:
-        return importlib.import_module("rageval_min_extras." + name)
-    except ImportError:
-        pass
-    extras = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "extras")
-    init = os.path.join(extras, "__init__.py")
-    if not os.path.isfile(os.path.join(extras, name + ".py")):
-        raise ScoringError(
-            "this backend lives in rageval_min_extras, which is not installed: "
-            f"pip install 'rageval-min[{_EXTRA_OF[name]}]'"
-        )
-    spec = importlib.util.spec_from_file_location("rageval_min_extras", init, submodule_search_locations=[extras])
-    if spec is None or spec.loader is None:  # pragma: no cover - defensive
-        raise ScoringError("cannot load rageval_min_extras from " + extras)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["rageval_min_extras"] = mod
-    spec.loader.exec_module(mod)
-    return importlib.import_module("rageval_min_extras." + name)
-
-
 def rapidfuzz_lcs() -> Tuple[rouge.LcsFn, str]:
     """The ``fast`` extra's exact LCS function and its signature name (``rapidfuzz-<version>``).
 
     Raises :class:`ScoringError` with the pip command when rapidfuzz is missing.
     """
-    mod = _load_backend_module("rapidfuzz_lcs")
+    mod = load_extra("fast")
     mod.check_backend()
     return mod.lcs_length, "rapidfuzz-" + mod.rapidfuzz_version()
 
@@ -127,7 +100,7 @@ def make_score_fn(
     if backend == "rouge-score":
         if tokenizer != "reference":
             raise ScoringError("the rouge-score backend has no unicode tokenizer", field="--backend")
-        fn: ScoreFn = _load_backend_module().make_scorer(types, use_stemmer=use_stemmer)
+        fn: ScoreFn = load_extra("rouge").make_scorer(types, use_stemmer=use_stemmer)
         return fn
 
     def stdlib(targets: List[str], prediction: str) -> Dict[str, rouge.Score]:
@@ -214,9 +187,7 @@ class _Means:
 
     def result(self) -> Dict[str, Any]:
         n = self.count
-        means = {
-            t: {"precision": v[0] / n, "recall": v[1] / n, "fmeasure": v[2] / n} for t, v in self.sums.items()
-        }
+        means = {t: {"precision": v[0] / n, "recall": v[1] / n, "fmeasure": v[2] / n} for t, v in self.sums.items()}
         return {"records": n, "mean": means}
 
     def metrics(self) -> Dict[str, Any]:

@@ -162,7 +162,9 @@ def iter_jsonl(
     with _open_binary(path) as fh:
         for lineno, raw in _raw_lines(fh, max_line_bytes):
             if raw is None:
-                problems.add(f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno)
+                problems.add(
+                    f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno
+                )
                 if problems.full:
                     break
                 continue
@@ -178,8 +180,7 @@ def iter_jsonl(
                     text = text[1:]
                 else:
                     problems.add(
-                        "starts with a UTF-8 byte order mark (save without BOM, "
-                        "or use the bom_tolerant variant)",
+                        "starts with a UTF-8 byte order mark (save without BOM, or use the bom_tolerant variant)",
                         path=path,
                         line=1,
                     )

@@ -30,7 +30,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import judges
+from . import _cli_judge, judges
 from ._io import atomic_writer, iter_records
 from ._report import Report
 from ._signature import make_signature
@@ -213,27 +213,45 @@ def judge_responses(
         for s in split_sentences(resp):
             sent_owner.append(i)
             sentences.append(s)
-    r1 = runner.run([tpl["facts"].render(sentence=s) for s in sentences], params=FACT_PARAMS,
-                    parse=parse_facts, label="factuality facts")
+    r1 = runner.run(
+        [tpl["facts"].render(sentence=s) for s in sentences],
+        params=FACT_PARAMS,
+        parse=parse_facts,
+        label="factuality facts",
+    )
     note_failures(sent_owner, r1.errors)
     facts: List[Tuple[int, str, str]] = []  # owner, sentence, fact
     for owner, sentence, items in zip(sent_owner, sentences, r1.parsed):
         for f in items or []:
             facts.append((owner, sentence, f))
     # step 2: self-contained revision (unreadable -> the original fact)
-    r2 = runner.run([tpl["revise"].render(response=responses[o], fact=f) for o, _, f in facts],
-                    params=RATER_PARAMS, parse=parse_revised, label="factuality revise")
+    r2 = runner.run(
+        [tpl["revise"].render(response=responses[o], fact=f) for o, _, f in facts],
+        params=RATER_PARAMS,
+        parse=parse_revised,
+        label="factuality revise",
+    )
     note_failures([o for o, _, _ in facts], r2.errors)
     revised = [rv if isinstance(rv, str) else f for (_, _, f), rv in zip(facts, r2.parsed)]
     # step 3: relevance (unreadable -> relevant)
-    r3 = runner.run([tpl["relevance"].render(prompt=prompts[o], response=responses[o], fact=rf)
-                     for (o, _, _), rf in zip(facts, revised)],
-                    params=RATER_PARAMS, parse=parse_relevance, label="factuality relevance")
+    r3 = runner.run(
+        [
+            tpl["relevance"].render(prompt=prompts[o], response=responses[o], fact=rf)
+            for (o, _, _), rf in zip(facts, revised)
+        ],
+        params=RATER_PARAMS,
+        parse=parse_relevance,
+        label="factuality relevance",
+    )
     note_failures([o for o, _, _ in facts], r3.errors)
     relevant = [k for k, rel in enumerate(r3.parsed) if rel is not False]
     # step 4: rating against the record's passages
-    r4 = runner.run([tpl["rate"].render(knowledge=knowledge[facts[k][0]], fact=revised[k]) for k in relevant],
-                    params=RATER_PARAMS, parse=parse_rating, label="factuality rate")
+    r4 = runner.run(
+        [tpl["rate"].render(knowledge=knowledge[facts[k][0]], fact=revised[k]) for k in relevant],
+        params=RATER_PARAMS,
+        parse=parse_rating,
+        label="factuality rate",
+    )
     note_failures([facts[k][0] for k in relevant], r4.errors)
     label: Dict[int, Optional[str]] = {k: "Irrelevant" for k, rel in enumerate(r3.parsed) if rel is False}
     for k, rating in zip(relevant, r4.parsed):
@@ -250,16 +268,25 @@ def judge_responses(
         dropped = sum(1 for lab in labels if lab is None)
         if dropped:
             diags.append(f"id={rid}: {dropped} fact(s) dropped: the rating could not be read")
-        lines.append({
-            "id": rid,
-            "supported": labels.count("Supported"),
-            "not_supported": labels.count("Not Supported"),
-            "irrelevant": labels.count("Irrelevant"),
-            "num_claims": len(mine),
-            "dropped": dropped,
-            "facts": [{"sentence": facts[k][1], "atomic_fact": facts[k][2], "self_contained_atomic_fact": revised[k],
-                       "annotation": label.get(k)} for k in mine],
-        })
+        lines.append(
+            {
+                "id": rid,
+                "supported": labels.count("Supported"),
+                "not_supported": labels.count("Not Supported"),
+                "irrelevant": labels.count("Irrelevant"),
+                "num_claims": len(mine),
+                "dropped": dropped,
+                "facts": [
+                    {
+                        "sentence": facts[k][1],
+                        "atomic_fact": facts[k][2],
+                        "self_contained_atomic_fact": revised[k],
+                        "annotation": label.get(k),
+                    }
+                    for k in mine
+                ],
+            }
+        )
     return lines, diags
 
 
@@ -273,14 +300,22 @@ def register_factuality_judge(fsub: Any) -> None:
         description="Rate every response's atomic facts with an LLM judge against the record's own passages "
         "(SAFE steps 1-4 with the search replaced by the passages) and write per-response counts for "
         "'factuality f1k'. Prompts are our own wording; --judge-template STEP=FILE for steps "
-        + ", ".join(TEMPLATE_STEPS) + ".",
+        + ", ".join(TEMPLATE_STEPS)
+        + ".",
     )
     j.add_argument("--input", required=True, metavar="RESPONSES.jsonl", help="records {id, prompt, response, passages}")
-    j.add_argument("--output", required=True, metavar="COUNTS.jsonl", help="per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}")
+    j.add_argument(
+        "--output",
+        required=True,
+        metavar="COUNTS.jsonl",
+        help="per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}",
+    )
     j.add_argument("--response-field", default="response", metavar="NAME")
     j.add_argument("--prompt-field", default="prompt", metavar="NAME")
-    j.add_argument("--passages-field", default="passages", metavar="NAME", help="list of passage strings (or one string)")
-    judges.add_judge_options(j)
+    j.add_argument(
+        "--passages-field", default="passages", metavar="NAME", help="list of passage strings (or one string)"
+    )
+    _cli_judge.add_judge_options(j)
     _add_report_options(j, variants=())
     j.set_defaults(func=run_factuality_judge)
 
@@ -288,12 +323,18 @@ def register_factuality_judge(fsub: Any) -> None:
 def run_factuality_judge(args: argparse.Namespace, io: Any) -> int:
     from ._judge_families import _emit, _with_judge
 
-    runner = judges.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
+    runner = _cli_judge.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
     used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
     try:
         records = [rec for _, rec in iter_records(args.input)]
-        lines, diags = judge_responses(records, runner, templates=used, response_field=args.response_field,
-                                       prompt_field=args.prompt_field, passages_field=args.passages_field)
+        lines, diags = judge_responses(
+            records,
+            runner,
+            templates=used,
+            response_field=args.response_field,
+            prompt_field=args.prompt_field,
+            passages_field=args.passages_field,
+        )
     finally:
         runner.close()
     with atomic_writer(args.output) as fh:
@@ -305,8 +346,12 @@ def run_factuality_judge(args: argparse.Namespace, io: Any) -> int:
     result.update(totals)
     report = Report(
         family="factuality",
-        signature=make_signature("factuality", REF, (), [("step", "judge"), ("search", "passages"),
-                                                         ("judge_template", judges.template_signature(used))]),
+        signature=make_signature(
+            "factuality",
+            REF,
+            (),
+            [("step", "judge"), ("search", "passages"), ("judge_template", judges.template_signature(used))],
+        ),
         result=result,
         metrics={k: v for k, v in result.items() if isinstance(v, int)},
         diagnostics=diags[:50],

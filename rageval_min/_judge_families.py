@@ -19,7 +19,7 @@ import argparse
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import judges
+from . import _cli_judge, judges
 from ._cli_common import CliIO, emit_report, selected_variants
 from ._io import atomic_writer
 from ._report import Report
@@ -40,13 +40,26 @@ def _add_report_options(parser: argparse.ArgumentParser, *, variants: Any, extra
     from ._report import FORMATS
 
     g = parser.add_argument_group("report and gates")
-    g.add_argument("--format", choices=list(FORMATS) + list(extra_formats), default="json", help="report format (default: json)")
+    g.add_argument(
+        "--format", choices=list(FORMATS) + list(extra_formats), default="json", help="report format (default: json)"
+    )
     g.add_argument("--report", metavar="PATH", help="write the report to PATH atomically instead of stdout")
-    g.add_argument("--gate", action="append", default=[], metavar='"NAME OP VALUE"',
-                   help="on the family's metrics and judge_calls, judge_cache_hits, judge_failures, judge_unparseable; repeatable")
+    g.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar='"NAME OP VALUE"',
+        help="on the family's metrics and judge_calls, judge_cache_hits, judge_failures, judge_unparseable; repeatable",
+    )
     if variants:
-        g.add_argument("--variant", action="append", default=[], choices=list(variants), metavar="NAME",
-                       help="opt-in variant; repeatable; one of: " + ", ".join(variants))
+        g.add_argument(
+            "--variant",
+            action="append",
+            default=[],
+            choices=list(variants),
+            metavar="NAME",
+            help="opt-in variant; repeatable; one of: " + ", ".join(variants),
+        )
 
 
 def _emit(report: Report, args: argparse.Namespace, io: CliIO, formatters: Any = None) -> int:
@@ -90,13 +103,19 @@ def register_rgb_judge(rsub: Any) -> None:
         "identified), write the judged records to --output and print the judged score object. "
         "A failed judge call is an error (exit 2) after the others are cached; rerun to resume.",
     )
-    j.add_argument("--input", required=True, metavar="PREDICTIONS.jsonl", help="records with query, prediction and ans/answer")
+    j.add_argument(
+        "--input", required=True, metavar="PREDICTIONS.jsonl", help="records with query, prediction and ans/answer"
+    )
     j.add_argument("--judged", required=True, choices=("reject", "fact"), help="reject = Rej*, fact = ED* and CR")
     j.add_argument("--dataset", metavar="NAME", help="dataset name; default: parsed from the file name")
     j.add_argument("--noise-rate", type=float, metavar="R", help="default: the records' noise_rate, else the file name")
-    j.add_argument("--output", required=True, metavar="JUDGED.jsonl",
-                   help="the labelled records with judge_prompt and evaluation (what rgb score --judged reads)")
-    judges.add_judge_options(j)
+    j.add_argument(
+        "--output",
+        required=True,
+        metavar="JUDGED.jsonl",
+        help="the labelled records with judge_prompt and evaluation (what rgb score --judged reads)",
+    )
+    _cli_judge.add_judge_options(j)
     _add_report_options(j, extra_formats=("rgb",), variants=rgb.VARIANTS)
     j.set_defaults(func=run_rgb_judge)
 
@@ -108,7 +127,7 @@ def run_rgb_judge(args: argparse.Namespace, io: CliIO) -> int:
     template_path = _one_template(args.judge_template)
     template = _cmd_rgb._read_template(template_path)
     args.judge_template = None
-    runner = judges.judge_from_args(args, stderr=io.stderr)
+    runner = _cli_judge.judge_from_args(args, stderr=io.stderr)
     try:
         dataset = _cmd_rgb._dataset(args, args.input)
         notes: List[str] = []
@@ -120,7 +139,9 @@ def run_rgb_judge(args: argparse.Namespace, io: CliIO) -> int:
             )
         ]
         asked = [i for i, r in enumerate(records) if isinstance(r.get("judge_prompt"), str)]
-        res = runner.run([records[i]["judge_prompt"] for i in asked], params=RGB_PARAMS, label=f"rgb judge {args.judged}")
+        res = runner.run(
+            [records[i]["judge_prompt"] for i in asked], params=RGB_PARAMS, label=f"rgb judge {args.judged}"
+        )
     finally:
         runner.close()
     failed: List[str] = []
@@ -164,17 +185,37 @@ def register_pairwise_judge(psub: Any) -> None:
     )
     j.add_argument("--input", required=True, metavar="TABLE", help="input table: .xlsx, .csv, .tsv, .jsonl or .json")
     j.add_argument("--refm", required=True, metavar="MODEL", help="the reference model")
-    j.add_argument("--model", action="append", default=None, metavar="MODEL", help="model to compare with refm; repeatable")
+    j.add_argument(
+        "--model", action="append", default=None, metavar="MODEL", help="model to compare with refm; repeatable"
+    )
     j.add_argument("--nopt", type=int, choices=(2, 3, 4), default=2, help="answer options in the prompt (default: 2)")
-    j.add_argument("--mode", choices=("dual", "random"), default="dual", help="dual: both orders (default); random: one drawn order")
+    j.add_argument(
+        "--mode",
+        choices=("dual", "random"),
+        default="dual",
+        help="dual: both orders (default); random: one drawn order",
+    )
     j.add_argument("--seed", type=int, default=2680, help="seed of random mode (default: 2680)")
-    j.add_argument("--judge-column", default="judge", metavar="NAME", help="name of the judge column in --output (default: judge)")
-    j.add_argument("--extra", action="append", default=[], choices=list(pairwise.EXTRAS), metavar="NAME",
-                   help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS))
-    j.add_argument("--failure-limit", type=int, default=5, metavar="N",
-                   help="error out when N or more judge calls failed (default: 5, the reference's)")
+    j.add_argument(
+        "--judge-column", default="judge", metavar="NAME", help="name of the judge column in --output (default: judge)"
+    )
+    j.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        choices=list(pairwise.EXTRAS),
+        metavar="NAME",
+        help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS),
+    )
+    j.add_argument(
+        "--failure-limit",
+        type=int,
+        default=5,
+        metavar="N",
+        help="error out when N or more judge calls failed (default: 5, the reference's)",
+    )
     j.add_argument("--output", required=True, metavar="JUDGED.jsonl", help="the judged record (JSONL)")
-    judges.add_judge_options(j)
+    _cli_judge.add_judge_options(j)
     _add_report_options(j, variants=pairwise.VARIANTS)
     j.set_defaults(func=run_pairwise_judge)
 
@@ -186,16 +227,23 @@ def run_pairwise_judge(args: argparse.Namespace, io: CliIO) -> int:
     template_path = _one_template(args.judge_template)
     template = _cmd_pairwise._read_template(template_path)
     args.judge_template = None
-    runner = judges.judge_from_args(args, stderr=io.stderr)
+    runner = _cli_judge.judge_from_args(args, stderr=io.stderr)
     try:
         rows = [r for _, r in pairwise.read_table(args.input)]
         diags: List[str] = []
         comps = pairwise.build_comparisons(
-            rows, refm=args.refm, models=args.model, mode=args.mode, seed=args.seed,
-            strict_ids="strict_ids" in variants, diagnostics=diags)
+            rows,
+            refm=args.refm,
+            models=args.model,
+            mode=args.mode,
+            seed=args.seed,
+            strict_ids="strict_ids" in variants,
+            diagnostics=diags,
+        )
         prompts: List[Tuple[int, str]] = [
             (i, pairwise.render_prompt(c, nopt=args.nopt, template=template))
-            for i, c in enumerate(comps) if not c.exact_match
+            for i, c in enumerate(comps)
+            if not c.exact_match
         ]
         nopt = args.nopt
 
@@ -218,8 +266,20 @@ def run_pairwise_judge(args: argparse.Namespace, io: CliIO) -> int:
         records[i][args.judge_column] = pairwise.FAIL_MESSAGE if answer is None else answer
     _write_jsonl(args.output, records)
     scored = pairwise.score(
-        records, nopt=args.nopt, refm=args.refm, judge_column=args.judge_column, variants=variants,
-        extras=args.extra, failure_cnt=args.failure_limit, judge_template=template)
-    report = Report(family="pairwise", signature=scored.signature, result=scored.result,
-                    metrics=dict(scored.metrics), diagnostics=diags + list(scored.diagnostics))
+        records,
+        nopt=args.nopt,
+        refm=args.refm,
+        judge_column=args.judge_column,
+        variants=variants,
+        extras=args.extra,
+        failure_cnt=args.failure_limit,
+        judge_template=template,
+    )
+    report = Report(
+        family="pairwise",
+        signature=scored.signature,
+        result=scored.result,
+        metrics=dict(scored.metrics),
+        diagnostics=diags + list(scored.diagnostics),
+    )
     return _emit(_with_judge(report, runner), args, io)

@@ -35,7 +35,7 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import judges, mtrag
+from . import _cli_judge, judges, mtrag
 from ._io import atomic_writer, iter_records
 from ._report import Report
 from .errors import ScoringError
@@ -46,8 +46,12 @@ __all__ = ["TEMPLATES", "STEPS", "register_mtrag_judge", "run_mtrag_judge", "jud
 STEPS = ("idk", "underspecified", "rb_llm", "rl_f")
 DEFAULT_STEPS = ("idk", "rb_llm", "rl_f")
 TEMPLATE_STEPS = ("idk", "underspecified", "rb_llm", "rl_f_statements", "rl_f_verdict")
-_TEMPLATES_OF = {"idk": ("idk",), "underspecified": ("underspecified",), "rb_llm": ("rb_llm",),
-                 "rl_f": ("rl_f_statements", "rl_f_verdict")}
+_TEMPLATES_OF = {
+    "idk": ("idk",),
+    "underspecified": ("underspecified",),
+    "rb_llm": ("rb_llm",),
+    "rl_f": ("rl_f_statements", "rl_f_verdict"),
+}
 
 SYSTEM = "You are an assistant that follows instructions carefully."
 JUDGE_PARAMS: Dict[str, Any] = {"system": SYSTEM, "temperature": 0.0, "top_p": 1, "max_tokens": 400, "seed": 100}
@@ -201,11 +205,11 @@ def split_conversation(conv: str) -> Tuple[str, str]:
     lines = conv.split("\n")
     users = [line for line in lines if line.startswith("user:")]
     if len(users) == 1:
-        return "", users[0].split("user: ", 1)[-1] if "user: " in users[0] else users[0][len("user:"):]
+        return "", users[0].split("user: ", 1)[-1] if "user: " in users[0] else users[0][len("user:") :]
     if not users:
         return "\n".join(lines[:-1]), ""
     last = users[-1]
-    after = last.split("user: ", 1)[1] if "user: " in last else last[len("user:"):]
+    after = last.split("user: ", 1)[1] if "user: " in last else last[len("user:") :]
     question = after.split("user: ", 1)[0]
     return "\n".join(lines[:-1]), question
 
@@ -290,8 +294,12 @@ def judge_records(
     for pos, rec in enumerate(records, 1):
         rid = mtrag._record_id(rec, f"record {pos}")
         preds_list = rec.get("predictions")
-        if not isinstance(preds_list, list) or not preds_list or not isinstance(preds_list[0], dict) \
-                or not isinstance(preds_list[0].get("text"), str):
+        if (
+            not isinstance(preds_list, list)
+            or not preds_list
+            or not isinstance(preds_list[0], dict)
+            or not isinstance(preds_list[0].get("text"), str)
+        ):
             raise ScoringError("missing predictions[0].text", record=rid, field="predictions")
         rids.append(rid)
         convs.append(conversation(rec, rid))
@@ -323,13 +331,24 @@ def judge_records(
                 raise ScoringError("RB_llm needs a reference answer (targets[0].text)", record=rid, field="targets")
             passages = mtrag._texts(rec, "contexts", rid, required=False) or []
             previous, question = split_conversation(c)
-            prompts.append(tpl["rb_llm"].render(previous_conversation=previous, question=question,
-                                                reference_answer=targets[0], answer=p, document="\n\n".join(passages)))
+            prompts.append(
+                tpl["rb_llm"].render(
+                    previous_conversation=previous,
+                    question=question,
+                    reference_answer=targets[0],
+                    answer=p,
+                    document="\n\n".join(passages),
+                )
+            )
         res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_rating, label="mtrag rb_llm")
         put("RB_llm", res.parsed, res.errors)
     if "rl_f" in steps:
-        res = runner.run([tpl["rl_f_statements"].render(question=c, answer=p) for c, p in zip(convs, preds)],
-                         params=RAGAS_PARAMS, parse=parse_statements, label="mtrag rl_f statements")
+        res = runner.run(
+            [tpl["rl_f_statements"].render(question=c, answer=p) for c, p in zip(convs, preds)],
+            params=RAGAS_PARAMS,
+            parse=parse_statements,
+            label="mtrag rl_f statements",
+        )
         jobs: List[Tuple[int, str]] = []
         for i, (rec, rid, statements) in enumerate(zip(records, rids, res.parsed)):
             if not statements:
@@ -363,8 +382,9 @@ def judge_records(
 
 
 def _mean(values: List[Any]) -> Optional[float]:
-    nums = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)
-            and not math.isnan(float(v))]
+    nums = [
+        float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(float(v))
+    ]
     return math.fsum(nums) / len(nums) if nums else None
 
 
@@ -379,11 +399,17 @@ def register_mtrag_judge(msub: Any) -> None:
         "RB_llm, RL_F (and underspecified_eval) filled; then run 'mtrag condition'. Prompts are our "
         "own wording; --judge-template STEP=FILE (steps: " + ", ".join(TEMPLATE_STEPS) + ") for a published one.",
     )
-    j.add_argument("--input", required=True, metavar="IN.jsonl", help="records with input, predictions, targets, contexts")
+    j.add_argument(
+        "--input", required=True, metavar="IN.jsonl", help="records with input, predictions, targets, contexts"
+    )
     j.add_argument("--output", required=True, metavar="OUT.jsonl", help="the records with the judged metrics")
-    j.add_argument("--steps", default=",".join(DEFAULT_STEPS), metavar="LIST",
-                   help=f"comma-separated, from {', '.join(STEPS)} (default: {','.join(DEFAULT_STEPS)})")
-    judges.add_judge_options(j)
+    j.add_argument(
+        "--steps",
+        default=",".join(DEFAULT_STEPS),
+        metavar="LIST",
+        help=f"comma-separated, from {', '.join(STEPS)} (default: {','.join(DEFAULT_STEPS)})",
+    )
+    _cli_judge.add_judge_options(j)
     _add_report_options(j, variants=())
     j.set_defaults(func=run_mtrag_judge)
 
@@ -395,7 +421,7 @@ def run_mtrag_judge(args: argparse.Namespace, io: Any) -> int:
     bad = [s for s in steps if s not in STEPS]
     if bad or not steps:
         raise ScoringError(f"--steps: unknown step(s) {', '.join(bad) or '(none)'}; choose from {', '.join(STEPS)}")
-    runner = judges.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
+    runner = _cli_judge.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
     used = {t: runner.template(t, TEMPLATES[t]) for s in steps for t in _TEMPLATES_OF[s]}
     try:
         records = [rec for _, rec in iter_records(args.input, fmt="jsonl")]
@@ -409,8 +435,9 @@ def run_mtrag_judge(args: argparse.Namespace, io: Any) -> int:
     means = {names[s]: _mean([r["metrics"][names[s]][0] for r in records]) for s in steps}
     report = Report(
         family="mtrag",
-        signature=mtrag.signature((), [("step", "judge"), ("steps", "+".join(steps)),
-                                       ("judge_template", judges.template_signature(used))]),
+        signature=mtrag.signature(
+            (), [("step", "judge"), ("steps", "+".join(steps)), ("judge_template", judges.template_signature(used))]
+        ),
         result={"records": len(records), "output": args.output, "steps": steps, "means": means},
         metrics=dict([("records", len(records))] + list(means.items())),
         diagnostics=diags[:50],

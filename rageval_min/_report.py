@@ -119,9 +119,7 @@ def render_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     gates = _gate_rows(report, outcomes)
     if gates:
         lines.append("")
-        lines += _table(
-            [("gate", "value", "status")] + [(o.text, _num(o.value), _status(o.passed)) for o in gates]
-        )
+        lines += _table([("gate", "value", "status")] + [(o.text, _num(o.value), _status(o.passed)) for o in gates])
     for d in report.diagnostics:
         lines.append(f"note: {d}")
     lines.append("")

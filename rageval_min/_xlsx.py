@@ -21,9 +21,9 @@ The writer produces a minimal, valid single-sheet workbook with inline strings
 and numeric cells; floats are written with ``repr`` so they read back exactly.
 """
 
+import posixpath
 import re
 import zipfile
-import posixpath
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 from xml.etree import ElementTree as ET
 from xml.sax.saxutils import escape
@@ -188,9 +188,7 @@ def read_xlsx_rows(path: str, sheet: Optional[str] = None) -> List[List[Any]]:
                     try:
                         value = shared[int(vtext)]
                     except (ValueError, IndexError):
-                        raise ScoringError(
-                            f"cell {ref}: bad shared-string index {vtext!r}", path=str(path)
-                        ) from None
+                        raise ScoringError(f"cell {ref}: bad shared-string index {vtext!r}", path=str(path)) from None
             elif t in ("str", "e"):
                 value = vtext if vtext is not None else None
             elif t == "b":
@@ -202,9 +200,7 @@ def read_xlsx_rows(path: str, sheet: Optional[str] = None) -> List[List[Any]]:
                     try:
                         value = _parse_number(vtext)
                     except ValueError:
-                        raise ScoringError(
-                            f"cell {ref}: not a number: {vtext!r}", path=str(path)
-                        ) from None
+                        raise ScoringError(f"cell {ref}: not a number: {vtext!r}", path=str(path)) from None
             cells[col] = value
         rows[r] = cells
     if not rows:
@@ -229,9 +225,7 @@ def read_xlsx_records(path: str, sheet: Optional[str] = None) -> List[Tuple[int,
     rows = read_xlsx_rows(path, sheet)
     if not rows:
         return []
-    header = [
-        (f"Unnamed: {i}" if h is None else str(h)) for i, h in enumerate(rows[0])
-    ]
+    header = [(f"Unnamed: {i}" if h is None else str(h)) for i, h in enumerate(rows[0])]
     seen = set()
     for h in header:
         if h in seen:
@@ -259,8 +253,7 @@ def _cell_xml(ref: str, value: Any) -> str:
     return f'<c r="{ref}" t="inlineStr"><is><t{space}>{text}</t></is></c>'
 
 
-def write_xlsx(fileobj: Any, header: Sequence[Any], rows: Sequence[Sequence[Any]], *,
-               sheet: str = "Sheet1") -> None:
+def write_xlsx(fileobj: Any, header: Sequence[Any], rows: Sequence[Sequence[Any]], *, sheet: str = "Sheet1") -> None:
     """Write one worksheet (header row + rows) to a binary file object.
 
     Strings become inline strings, ints and floats numeric cells (floats as

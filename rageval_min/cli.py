@@ -87,7 +87,9 @@ def _run_demo(args: argparse.Namespace, io: CliIO) -> int:
         except ScoringError as exc:
             failed.append(name)
             io.stdout.write(f"DEMO FAILED: {exc}\n")
-    io.stdout.write("\n" + ("all families reproduce their expected outputs\n" if not failed else f"FAILED: {', '.join(failed)}\n"))
+    io.stdout.write(
+        "\n" + ("all families reproduce their expected outputs\n" if not failed else f"FAILED: {', '.join(failed)}\n")
+    )
     return EXIT_OK if not failed else EXIT_GATE_FAILED
 
 

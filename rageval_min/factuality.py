@@ -46,8 +46,8 @@ from typing import (
     Union,
 )
 
-from ._numeric import np_mean, np_std, np_sum, pairwise_sum
 from ._signature import make_signature
+from ._stats import np_mean, np_std, np_sum, pairwise_sum
 from .errors import ScoringError
 
 __all__ = [
@@ -128,9 +128,7 @@ def _check_variants(variants: Iterable[str], allowed: Sequence[str]) -> List[str
     return names
 
 
-def signature(
-    ref: str, variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = ()
-) -> str:
+def signature(ref: str, variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
     """The family's reproducibility signature (``family=factuality``)."""
     return make_signature("factuality", ref, variants, params)
 
@@ -144,9 +142,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def calculate_metrics(
-    supported: Number, not_supported: Number, max_claims: Number = DEFAULT_MAX_CLAIMS
-) -> Number:
+def calculate_metrics(supported: Number, not_supported: Number, max_claims: Number = DEFAULT_MAX_CLAIMS) -> Number:
     """SAFE's F1@K, bit for bit (``eval/metric_utils.calculate_metrics``).
 
     Checks, in this order: ``max_claims <= 0`` -> error ``max_claims must be
@@ -189,9 +185,7 @@ class F1AtK(NamedTuple):
     f1_at_k: Number
 
 
-def f1_at_k(
-    supported: Number, not_supported: Number, *, max_claims: Number = DEFAULT_MAX_CLAIMS
-) -> F1AtK:
+def f1_at_k(supported: Number, not_supported: Number, *, max_claims: Number = DEFAULT_MAX_CLAIMS) -> F1AtK:
     """Precision, recall@K and F1@K of one response (same checks as
     :func:`calculate_metrics`).
 
@@ -207,9 +201,7 @@ def f1_at_k(
     return F1AtK(precision, recall, f1)
 
 
-def round_to_sigfigs(
-    num: Number, num_sigfigs: int, *, diagnostics: Optional[List[str]] = None
-) -> Number:
+def round_to_sigfigs(num: Number, num_sigfigs: int, *, diagnostics: Optional[List[str]] = None) -> Number:
     """SAFE's ``round_to_sigfigs`` (used to print p-values).
 
     ``num == 0`` or ``num_sigfigs <= 0`` gives the int ``0`` (checked first, so
@@ -234,9 +226,7 @@ def round_to_sigfigs(
         return round(num, num_sigfigs - int(math.floor(math.log10(abs(num)))) - 1)
     except (OverflowError, ValueError) as exc:
         if diagnostics is not None:
-            diagnostics.append(
-                f"round_to_sigfigs({num!r}, {num_sigfigs}): {exc}; value kept unrounded"
-            )
+            diagnostics.append(f"round_to_sigfigs({num!r}, {num_sigfigs}): {exc}; value kept unrounded")
         return num
 
 
@@ -245,9 +235,7 @@ def round_to_sigfigs(
 # ---------------------------------------------------------------------------
 
 
-def count_labels(
-    checked_statements: Sequence[Any], *, diagnostics: Optional[List[str]] = None
-) -> Dict[str, int]:
+def count_labels(checked_statements: Sequence[Any], *, diagnostics: Optional[List[str]] = None) -> Dict[str, int]:
     """Count SAFE annotations like the rater does.
 
     The three canonical keys are always present, in the order Supported,
@@ -269,9 +257,7 @@ def count_labels(
             continue
         if not isinstance(annotation, str):  # the reference would crash on .lower()
             if diagnostics is not None:
-                diagnostics.append(
-                    f"checked_statements[{index}]: annotation {annotation!r} is not a string; skipped"
-                )
+                diagnostics.append(f"checked_statements[{index}]: annotation {annotation!r} is not a string; skipped")
             continue
         for label in (SUPPORTED_LABEL, IRRELEVANT_LABEL, NOT_SUPPORTED_LABEL):
             if annotation.lower() == label.lower():
@@ -280,9 +266,7 @@ def count_labels(
         else:
             counts[annotation] = counts.get(annotation, 0) + 1
             if diagnostics is not None:
-                diagnostics.append(
-                    f"checked_statements[{index}]: unknown annotation {annotation!r} counted as is"
-                )
+                diagnostics.append(f"checked_statements[{index}]: unknown annotation {annotation!r} counted as is")
     return counts
 
 
@@ -462,9 +446,7 @@ def run_eval_aggregate(
             elif "aggregate_all_rated" in names:
                 diagnostics.append(f"{side}: no prompt has {eval_key}; side not aggregated")
             else:
-                diagnostics.append(
-                    f"{side}: prompt 0 has no {eval_key}, so the reference skips the whole side"
-                )
+                diagnostics.append(f"{side}: prompt 0 has no {eval_key}, so the reference skips the whole side")
             continue
         metrics = [k for k, v in first.items() if isinstance(v, (int, float))]
         for metric in metrics:
@@ -573,9 +555,7 @@ def factscore(
         name = ids[index] if ids is not None else f"response {index}"
         if facts is not None and len(facts) == 0:
             if gamma:
-                diagnostics.append(
-                    f"{name}: empty fact list treated as abstained (reference: ZeroDivisionError)"
-                )
+                diagnostics.append(f"{name}: empty fact list treated as abstained (reference: ZeroDivisionError)")
                 facts = None
             else:
                 diagnostics.append(f"{name}: empty fact list gives a nan score (as the reference)")
@@ -620,8 +600,7 @@ def human_label_counts(record: Mapping[str, Any], *, where: str = "") -> Optiona
     counts = {"S": 0, "IR": 0, "NS": 0}
     for s_index, sentence in enumerate(annotations):
         if not isinstance(sentence, Mapping):
-            raise ScoringError("sentence is not an object", record=where or None,
-                               field=f"annotations[{s_index}]")
+            raise ScoringError("sentence is not an object", record=where or None, field=f"annotations[{s_index}]")
         facts = sentence.get("human-atomic-facts")
         if not facts:
             continue
@@ -639,9 +618,7 @@ def human_label_counts(record: Mapping[str, Any], *, where: str = "") -> Optiona
     return counts
 
 
-def labeled_decisions(
-    record: Mapping[str, Any], *, exclude_ir: bool = False, where: str = ""
-) -> Optional[List[bool]]:
+def labeled_decisions(record: Mapping[str, Any], *, exclude_ir: bool = False, where: str = "") -> Optional[List[bool]]:
     """Per-fact decisions of one labelled response, for :func:`factscore`.
 
     Two formats: FActScore's labelled data (``annotations`` ->
@@ -676,9 +653,7 @@ def labeled_decisions(
                 )
         return out
     if "annotations" not in record:
-        raise ScoringError(
-            "expected 'labels' or FActScore 'annotations'", record=where or None
-        )
+        raise ScoringError("expected 'labels' or FActScore 'annotations'", record=where or None)
     counts_check = human_label_counts(record, where=where)
     if counts_check is None:
         return None
@@ -759,9 +734,7 @@ class VeriScoreResult(NamedTuple):
     diagnostics: List[str]
 
 
-def veriscore(
-    records: Sequence[Mapping[str, Any]], *, variants: Iterable[str] = ()
-) -> VeriScoreResult:
+def veriscore(records: Sequence[Mapping[str, Any]], *, variants: Iterable[str] = ()) -> VeriScoreResult:
     """VeriScore per model and domain from ``{model?, domain, supported,
     total_claims, abstained?}`` records (already validated).
 
@@ -799,8 +772,13 @@ def veriscore(
                 record=f"domain {domain!r}",
             )
         f_med = [
-            veriscore_f1(r["supported"], r["total_claims"], k_med, diagnostics=diagnostics,
-                         where=str(r.get("id", f"{model}/{domain}")))
+            veriscore_f1(
+                r["supported"],
+                r["total_claims"],
+                k_med,
+                diagnostics=diagnostics,
+                where=str(r.get("id", f"{model}/{domain}")),
+            )
             for r in recs
         ]
         f_max = [veriscore_f1(r["supported"], r["total_claims"], k_max) for r in recs]
@@ -877,11 +855,7 @@ def _log_front(a: float, b: float, x: float) -> float:
             + _stirling_corr(c)
             - _stirling_corr(big)
         )
-    return (
-        a * math.log(x)
-        + b * math.log1p(-x)
-        - (math.lgamma(a) + math.lgamma(b) - math.lgamma(c))
-    )
+    return a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(c))
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -960,9 +934,7 @@ def _sign(v: float) -> float:
     return 1.0 if v > 0 else (-1.0 if v < 0 else (0.0 if v == 0 else math.nan))
 
 
-def pearson(
-    x: Sequence[Number], y: Sequence[Number], *, variants: Iterable[str] = ()
-) -> CorrelationResult:
+def pearson(x: Sequence[Number], y: Sequence[Number], *, variants: Iterable[str] = ()) -> CorrelationResult:
     """scipy 1.12 ``pearsonr(x, y)`` (two-sided), within 1e-12.
 
     n < 2 gives nan/nan (scipy raises); a constant column gives nan/nan;
@@ -1108,8 +1080,7 @@ def study_metrics_safe(record: Mapping[str, Any], *, where: str = "") -> Dict[st
             if key in record and record[key] is not None:
                 value = record[key]
                 if not _is_number(value):
-                    raise ScoringError(f"expected a number, got {value!r}", record=where or None,
-                                       field=key)
+                    raise ScoringError(f"expected a number, got {value!r}", record=where or None, field=key)
                 out[name] = value
                 break
     if "supported" in out and "not_supported" in out:
@@ -1134,9 +1105,7 @@ def correlation_study(
     correlate FActScore first.  With <= 1 pair left the result is nan/nan.
     """
     if len(factscore_side) != len(safe_side):
-        raise ScoringError(
-            f"{len(factscore_side)} human responses but {len(safe_side)} SAFE responses"
-        )
+        raise ScoringError(f"{len(factscore_side)} human responses but {len(safe_side)} SAFE responses")
     metric_names: Set[str] = set()
     for d in factscore_side:
         metric_names |= set(d)
@@ -1157,9 +1126,7 @@ def correlation_study(
         if len(xs) <= 1:
             results.append(StudyResult(metric, len(xs), _NAN_RESULT, _NAN_RESULT))
             continue
-        results.append(
-            StudyResult(metric, len(xs), pearson(xs, ys, variants=variants), spearman(xs, ys))
-        )
+        results.append(StudyResult(metric, len(xs), pearson(xs, ys, variants=variants), spearman(xs, ys)))
     return results
 
 
@@ -1202,8 +1169,7 @@ def select_k(relevant_counts: Sequence[Number], rule: str) -> int:
         pct = int(match.group(1))
         k = ordered[max(int(math.ceil(pct * n / 100.0)), 1) - 1]
     if k != int(k) or k <= 0:
-        raise ScoringError(f"rule {rule!r} gives K = {k!r}; K must be a positive integer",
-                           field="max_claims")
+        raise ScoringError(f"rule {rule!r} gives K = {k!r}; K must be a positive integer", field="max_claims")
     return int(k)
 
 

@@ -95,10 +95,7 @@ def check_gate_names(gates: Iterable[Gate], names: Iterable[str]) -> None:
     known = set(valid)
     for gate in gates:
         if gate.name not in known:
-            raise ScoringError(
-                f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: "
-                + ", ".join(valid)
-            )
+            raise ScoringError(f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: " + ", ".join(valid))
 
 
 def evaluate_gates(gates: Sequence[Gate], metrics: Mapping[str, Optional[Number]]) -> List[GateOutcome]:

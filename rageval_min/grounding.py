@@ -210,7 +210,9 @@ def _index_gold(
                 continue
             qid = g["qid"]
             if isinstance(qid, (list, dict)):
-                problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
+                problems.add(
+                    f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid"
+                )
                 continue
             index[qid] = (line, g)
     except ScoringError as exc:  # the reader's own problems, raised when the file ends
@@ -241,7 +243,9 @@ def _index_traces(
                 dropped += 1
                 continue
             if isinstance(qid, (list, dict)):
-                problems.add(f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid")
+                problems.add(
+                    f"must be a string or number, got {type(qid).__name__}", path=label, line=line, field="qid"
+                )
                 continue
             if qid in gold:
                 index[qid] = (line, t)
@@ -289,15 +293,15 @@ def _score(
         tline, ans = traces.get(qid, (None, {}))
         if tline is None:
             missing.append(repr(qid))
-        twhere: Dict[str, Any] = {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
+        twhere: Dict[str, Any] = (
+            {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
+        )
         aj = ans.get("answer_json") or {}
         if not isinstance(aj, dict):
             raise ScoringError(f"must be an object, got {type(aj).__name__}", field="answer_json", **twhere)
         claim_raw = aj.get("claim") or ""
         if not isinstance(claim_raw, str):
-            raise ScoringError(
-                f"must be a string, got {type(claim_raw).__name__}", field="answer_json.claim", **twhere
-            )
+            raise ScoringError(f"must be a string, got {type(claim_raw).__name__}", field="answer_json.claim", **twhere)
         claim = claim_raw.strip()
         cits = aj.get("citations") or []
         ret = ans.get("retrieved_ids") or []
@@ -472,10 +476,15 @@ def evaluate_reference_gates(
                 threshold = float(gates[key])
             except (KeyError, ValueError):
                 continue
-            outcomes.append(GateOutcome(metric, op, threshold, values[metric], None, f"{metric}{op}{gates[key].strip()}"))
+            outcomes.append(
+                GateOutcome(metric, op, threshold, values[metric], None, f"{metric}{op}{gates[key].strip()}")
+            )
             continue
         if key not in gates:
-            raise ScoringError(f"--gates has no {key!r} gate, which the reference requires (given: {', '.join(map(repr, gates)) or 'none'})")
+            raise ScoringError(
+                f"--gates has no {key!r} gate, which the reference requires "
+                f"(given: {', '.join(map(repr, gates)) or 'none'})"
+            )
         try:
             threshold = float(gates[key])
         except ValueError:

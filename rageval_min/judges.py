@@ -48,7 +48,6 @@ for the placeholders a step defines; other braces are left alone and ``{{`` /
 the first 12 hex digits of the template file's sha256.
 """
 
-import argparse
 import hashlib
 import http.client
 import json
@@ -58,7 +57,6 @@ import re
 import shlex
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -73,14 +71,14 @@ from typing import (
     Mapping,
     NamedTuple,
     Optional,
+    Protocol,
     Sequence,
     TextIO,
     Tuple,
-    TypeVar,
+    runtime_checkable,
 )
 
-from typing import Protocol, runtime_checkable
-
+from ._extras import load_extra
 from ._io import read_text
 from .errors import ScoringError
 
@@ -101,15 +99,10 @@ __all__ = [
     "PromptTemplate",
     "ReplayJudge",
     "UnparseableAnswer",
-    "add_bertscore_options",
     "as_pair_scorer",
-    "add_judge_options",
-    "import_extra",
     "cache_key",
-    "judge_from_args",
     "judge_from_spec",
     "run_judge",
-    "scorer_from_args",
     "template_signature",
     "templates_from_args",
 ]
@@ -318,7 +311,9 @@ class HttpJudge:
         if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
             raise ScoringError(f"not an http(s) URL: {base_url!r}", field="--judge")
         if parts.username or parts.password:
-            raise ScoringError("put no credentials in the judge URL; use the API key environment variable", field="--judge")
+            raise ScoringError(
+                "put no credentials in the judge URL; use the API key environment variable", field="--judge"
+            )
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = timeout
@@ -349,16 +344,22 @@ class HttpJudge:
                 detail = ""
             retryable = status == 429 or 500 <= status <= 599
             after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-            raise JudgeError(f"HTTP {status} from {self.base_url}: {detail[:200]}", retryable=retryable, retry_after=after) from None
+            raise JudgeError(
+                f"HTTP {status} from {self.base_url}: {detail[:200]}", retryable=retryable, retry_after=after
+            ) from None
         except (socket.timeout, TimeoutError):
             raise JudgeError(f"timed out after {self.timeout:g}s waiting for {self.base_url}", retryable=True) from None
         except urllib.error.URLError as exc:
             reason = exc.reason
             if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise JudgeError(f"timed out after {self.timeout:g}s connecting to {self.base_url}", retryable=True) from None
+                raise JudgeError(
+                    f"timed out after {self.timeout:g}s connecting to {self.base_url}", retryable=True
+                ) from None
             raise JudgeError(f"cannot reach {self.base_url}: {reason}", retryable=True) from None
         except (ConnectionError, OSError, http.client.HTTPException) as exc:  # reset, cut-off body, ...
-            raise JudgeError(f"connection to {self.base_url} failed: {exc.__class__.__name__}", retryable=True) from None
+            raise JudgeError(
+                f"connection to {self.base_url} failed: {exc.__class__.__name__}", retryable=True
+            ) from None
         return _content_from_json(raw, self.base_url)
 
 
@@ -394,7 +395,7 @@ class CommandJudge:
         except ValueError as exc:
             raise ScoringError(f"cannot split judge command {command!r}: {exc}") from None
         if not self.argv:
-            raise ScoringError("cmd: judge needs a program, e.g. cmd:\"python my_judge.py\"")
+            raise ScoringError('cmd: judge needs a program, e.g. cmd:"python my_judge.py"')
         self.command = command
         self.model = model
         self.timeout = timeout
@@ -507,52 +508,6 @@ class ReplayJudge:
         return next(iter(answers))
 
 
-def _load_source_extras() -> bool:
-    """Make ``extras/`` of a source checkout importable as ``rageval_min_extras``."""
-    import importlib.util
-
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    init = os.path.join(here, "extras", "__init__.py")
-    if not os.path.isfile(init):
-        return False
-    spec = importlib.util.spec_from_file_location(
-        "rageval_min_extras", init, submodule_search_locations=[os.path.dirname(init)]
-    )
-    if spec is None or spec.loader is None:  # pragma: no cover
-        return False
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["rageval_min_extras"] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        del sys.modules["rageval_min_extras"]
-        raise
-    return True
-
-
-def import_extra(module: str, pip_name: str) -> Any:
-    """Import ``rageval_min_extras.<module>``, or fail with the pip command.
-
-    In a source checkout the ``extras/`` folder beside the package is used
-    when ``rageval_min_extras`` is not installed.  The extra itself raises a
-    :class:`~rageval_min.errors.ScoringError` naming its own pip command when
-    its third-party dependency is missing.
-    """
-    import importlib
-
-    full = "rageval_min_extras." + module
-    try:
-        return importlib.import_module(full)
-    except ImportError as exc:
-        if (getattr(exc, "name", None) or "") != "rageval_min_extras" or not _load_source_extras():
-            if (getattr(exc, "name", None) or "") == "rageval_min_extras":
-                raise ScoringError(
-                    f"the optional package rageval_min_extras is not installed; install it with: pip install '{pip_name}'"
-                ) from None
-            raise
-    return importlib.import_module(full)
-
-
 def judge_from_spec(
     spec: str,
     *,
@@ -569,7 +524,7 @@ def judge_from_spec(
     >>> judge_from_spec("nope")
     Traceback (most recent call last):
     ...
-    rageval_min.errors.ScoringError: --judge: unknown judge spec 'nope' (expected http://HOST:PORT/v1, openai:MODEL, cmd:"PROGRAM ARGS" or replay:CACHE.jsonl)
+    rageval_min.errors.ScoringError: --judge: unknown judge spec 'nope' (expected http://HOST:PORT/v1, ...
     """
     s = spec.strip()
     low = s.lower()
@@ -586,7 +541,7 @@ def judge_from_spec(
         name = name or (model or "")
         if not name:
             raise ScoringError("openai judge needs a model: --judge openai:MODEL")
-        mod = import_extra("openai_judge", "rageval-min[openai]")
+        mod = load_extra("openai")
         judge: Judge = mod.OpenAIJudge(name, timeout=timeout, api_key_env=api_key_env)
         return judge
     raise ScoringError(
@@ -666,14 +621,20 @@ class JudgeCache:
                 continue
             try:
                 entry = json.loads(chunk.decode("utf-8"))
-                ok = isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("answer"), str)
+                ok = (
+                    isinstance(entry, dict)
+                    and isinstance(entry.get("key"), str)
+                    and isinstance(entry.get("answer"), str)
+                )
             except (UnicodeDecodeError, ValueError):
                 ok = False
                 entry = None
             if not ok:
                 if last:
                     break  # a write cut short by a kill: skip it
-                raise ScoringError("not a judge cache entry (want a JSON object with key and answer)", path=path, line=line_no)
+                raise ScoringError(
+                    "not a judge cache entry (want a JSON object with key and answer)", path=path, line=line_no
+                )
             entries.append(entry)
             pos = end
             good = end
@@ -770,7 +731,8 @@ class _Progress:
             return
         self._last = now
         self.stream.write(
-            f"\r{self.label}: {done}/{self.total} calls={stats.calls} cache_hits={stats.cache_hits} failures={stats.failures}"
+            f"\r{self.label}: {done}/{self.total} calls={stats.calls} cache_hits={stats.cache_hits} "
+            f"failures={stats.failures}"
         )
         self.stream.flush()
         self._shown = True
@@ -884,7 +846,7 @@ def run_judge(
                 with lock:
                     if st.abort:
                         raise
-                delay = min(backoff * (2 ** attempt), max_backoff)
+                delay = min(backoff * (2**attempt), max_backoff)
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, max_backoff))
                 sleep(delay)
@@ -926,7 +888,13 @@ def run_judge(
                 try:
                     cache.put(
                         key,
-                        {"judge": identity, "model": model, "params": p, "prompt_sha256": _sha256(prompt), "answer": answer},
+                        {
+                            "judge": identity,
+                            "model": model,
+                            "params": p,
+                            "prompt_sha256": _sha256(prompt),
+                            "answer": answer,
+                        },
                     )
                 except OSError as exc:
                     with lock:
@@ -944,7 +912,10 @@ def run_judge(
                 for i in idx:
                     answers[i] = answer
 
-    threads = [threading.Thread(target=worker, name=f"judge-{t}", daemon=True) for t in range(min(concurrency, max(1, len(todo))))]
+    threads = [
+        threading.Thread(target=worker, name=f"judge-{t}", daemon=True)
+        for t in range(min(concurrency, max(1, len(todo))))
+    ]
     for t in threads:
         t.start()
     try:
@@ -1107,9 +1078,7 @@ class PromptTemplate:
                 f"allowed: {', '.join('{' + f + '}' for f in self.fields) or 'none'}",
                 path=source,
             )
-        self.signature_value = (
-            "builtin" if source is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-        )
+        self.signature_value = "builtin" if source is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
     @classmethod
     def from_file(cls, path: str, fields: Iterable[str], *, step: str = "") -> "PromptTemplate":
@@ -1176,95 +1145,6 @@ def templates_from_args(values: Optional[Sequence[str]], steps: Sequence[str] = 
     return out
 
 
-# --------------------------------------------------------------------------- #
-# CLI helpers
-# --------------------------------------------------------------------------- #
-
-
-_N = TypeVar("_N", int, float)
-
-
-def _checked(convert: Callable[[str], _N], kind: str, ok: Callable[[_N], bool], rule: str) -> Callable[[str], _N]:
-    """An argparse ``type=`` that converts with ``convert`` and requires ``ok``."""
-
-    def parse(text: str) -> _N:
-        try:
-            v = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
-        if not ok(v):
-            raise argparse.ArgumentTypeError(rule)
-        return v
-
-    return parse
-
-
-_positive_int = _checked(int, "an integer", lambda v: v >= 1, "must be at least 1")
-_nonneg_int = _checked(int, "an integer", lambda v: v >= 0, "must be >= 0")
-_positive_float = _checked(float, "a number", lambda v: v > 0, "must be > 0")
-
-
-def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
-    """Add the shared judge options to a family's ``judge`` sub-parser."""
-    g = parser.add_argument_group("judge")
-    g.add_argument(
-        "--judge",
-        required=required,
-        metavar="SPEC",
-        help='http://HOST:PORT/v1 | openai:MODEL | cmd:"PROGRAM ARGS" | replay:CACHE.jsonl',
-    )
-    g.add_argument("--judge-model", metavar="NAME", help="model name sent to the server (required for http judges)")
-    g.add_argument("--judge-cache", metavar="FILE", help="JSONL answer cache: reused, appended, survives a kill")
-    g.add_argument("--concurrency", type=_positive_int, default=1, metavar="N", help="judge calls in flight (default 1)")
-    g.add_argument(
-        "--judge-timeout", type=_positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-        help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})",
-    )
-    g.add_argument(
-        "--judge-retries", type=_nonneg_int, default=DEFAULT_RETRIES, metavar="N",
-        help=f"retries on 429/5xx/timeouts, exponential backoff (default {DEFAULT_RETRIES})",
-    )
-    g.add_argument(
-        "--judge-abort-after", type=_nonneg_int, default=DEFAULT_ABORT_AFTER, metavar="N",
-        help=f"stop after N consecutive failed calls, 0 = never (default {DEFAULT_ABORT_AFTER})",
-    )
-    g.add_argument(
-        "--judge-api-key-env", metavar="VAR",
-        help=f"environment variable holding the API key (default {DEFAULT_API_KEY_ENV} for http, OPENAI_API_KEY for openai:)",
-    )
-    g.add_argument(
-        "--judge-template", action="append", metavar="[STEP=]FILE",
-        help="use this prompt template (with {placeholder} fields) instead of the built-in wording",
-    )
-
-
-def judge_from_args(
-    args: argparse.Namespace,
-    *,
-    steps: Sequence[str] = (),
-    stderr: Optional[TextIO] = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> JudgeRunner:
-    """Build the :class:`JudgeRunner` that the options of :func:`add_judge_options` describe."""
-    judge = judge_from_spec(
-        args.judge,
-        model=args.judge_model,
-        timeout=args.judge_timeout,
-        api_key_env=args.judge_api_key_env,
-    )
-    templates = templates_from_args(args.judge_template, steps)
-    return JudgeRunner(
-        judge,
-        cache_path=args.judge_cache,
-        concurrency=args.concurrency,
-        retries=args.judge_retries,
-        abort_after=args.judge_abort_after,
-        progress=stderr if stderr is not None else sys.stderr,
-        sleep=sleep,
-        templates=templates,
-    )
-
-
 def as_pair_scorer(scorer: EmbeddingScorer) -> Callable[[str, str], Tuple[float, float]]:
     """``(candidate, reference) -> (P, R)`` from an :class:`EmbeddingScorer`, one pair per call.
 
@@ -1277,40 +1157,3 @@ def as_pair_scorer(scorer: EmbeddingScorer) -> Callable[[str, str], Tuple[float,
         return prf.P[0], prf.R[0]
 
     return score
-
-
-def add_bertscore_options(parser: argparse.ArgumentParser) -> None:
-    """Add the BERTScore options (the ``bertscore`` extra) to a family's parser."""
-    g = parser.add_argument_group("BERTScore (extra: pip install 'rageval-min[bertscore]')")
-    g.add_argument(
-        "--bertscore", action="store_true",
-        help="compute the BERTScore-based metrics (default model microsoft/deberta-xlarge-mnli, layer 40)",
-    )
-    g.add_argument("--bertscore-model", metavar="NAME_OR_PATH", help="model name or local folder (implies --bertscore)")
-    g.add_argument("--bertscore-layers", type=_positive_int, metavar="N", help="layer to use (required for a local model)")
-    g.add_argument("--bertscore-baseline", metavar="FILE", help="rescaling baseline CSV (LAYER,P,R,F) for a local model")
-    g.add_argument("--bertscore-no-rescale", action="store_true", help="raw scores, no baseline rescaling")
-    g.add_argument("--bertscore-device", metavar="DEVICE", help="torch device (default: cuda when available, else cpu)")
-
-
-def scorer_from_args(args: argparse.Namespace) -> Optional[EmbeddingScorer]:
-    """The :class:`EmbeddingScorer` that :func:`add_bertscore_options` describe, or ``None``.
-
-    Loads ``rageval_min_extras.bertscore`` only when BERTScore was asked for;
-    a missing extra is a :class:`~rageval_min.errors.ScoringError` naming
-    the pip command.
-    """
-    model = getattr(args, "bertscore_model", None)
-    if not (getattr(args, "bertscore", False) or model):
-        return None
-    mod = import_extra("bertscore", "rageval-min[bertscore]")
-    kwargs: Dict[str, Any] = {
-        "rescale_with_baseline": not args.bertscore_no_rescale,
-        "baseline_path": args.bertscore_baseline,
-        "device": args.bertscore_device,
-    }
-    if model:
-        kwargs["model_type"] = model
-    scorer: EmbeddingScorer = mod.BertScorer(num_layers=args.bertscore_layers, **kwargs)
-    return scorer
-

@@ -118,9 +118,7 @@ def _check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
     names = tuple(variants)
     for name in names:
         if name not in VARIANTS:
-            raise ScoringError(
-                f"unknown mtrag variant {name!r} (known: {', '.join(VARIANTS)})", field="variant"
-            )
+            raise ScoringError(f"unknown mtrag variant {name!r} (known: {', '.join(VARIANTS)})", field="variant")
     return names
 
 
@@ -197,9 +195,7 @@ def rouge_l_stem_false(
     ``tokenizer="unicode"`` is the ``unicode_tokens`` variant; ``lcs`` is an exact LCS-length
     function used instead of the built-in one (see :func:`rageval_min.rouge.score`).
     """
-    return _rouge.score(target, prediction, rouge_types=("rougeL",), tokenizer=tokenizer, lcs=lcs)[
-        "rougeL"
-    ].fmeasure
+    return _rouge.score(target, prediction, rouge_types=("rougeL",), tokenizer=tokenizer, lcs=lcs)["rougeL"].fmeasure
 
 
 def clean_for_extractiveness(text: str) -> str:
@@ -236,9 +232,7 @@ def extractiveness_rouge_l(
     target = clean_for_extractiveness(passage)
     if target.replace(" ", "") in text.replace(" ", ""):
         return 1
-    return _rouge.score(target, text, rouge_types=("rougeL",), tokenizer=tokenizer, lcs=lcs)[
-        "rougeL"
-    ].fmeasure
+    return _rouge.score(target, text, rouge_types=("rougeL",), tokenizer=tokenizer, lcs=lcs)["rougeL"].fmeasure
 
 
 def length(prediction: str) -> int:
@@ -341,9 +335,7 @@ def rb_agg_from_metrics(metrics: Dict[str, Any], *, unguarded: bool = False) -> 
     if not _is_number(rouge_l):
         raise ScoringError("must be a number", field="metrics.RougeL_stemFalse[0]")
     kprec = metrics.get("BertKPrec")
-    if kprec is not None and (
-        not isinstance(kprec, list) or not all(v is None or _is_number(v) for v in kprec)
-    ):
+    if kprec is not None and (not isinstance(kprec, list) or not all(v is None or _is_number(v) for v in kprec)):
         raise ScoringError("must be a list of numbers or null", field="metrics.BertKPrec")
     r_list = metrics.get("BertscoreR")
     r_raw = r_list[0] if isinstance(r_list, list) and r_list else None

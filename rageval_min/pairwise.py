@@ -61,46 +61,102 @@ import random
 import re
 import struct
 from collections import OrderedDict
-from typing import (Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional,
-                    Sequence, Set, Tuple)
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ._numeric import np_mean, np_std, np_sum
 from ._signature import make_signature
+from ._stats import np_mean, np_std, np_sum
 from .errors import ScoringError
 
 __all__ = [
-    "REFERENCE", "FAIL_MESSAGE", "EM_MARKER", "RECORD_COLUMNS", "VARIANTS", "EXTRAS",
-    "PLACEHOLDERS", "Comparison", "PairwiseResult",
-    "f32", "round4_f32", "np_sum", "np_mean", "np_std", "legacy_numpy_random",
-    "is_missing", "read_table", "build_comparisons", "infer_input_tsv", "builtin_template", "load_template",
-    "template_id", "render_prompt", "extract_choice", "find_consistency", "old_version_tables",
-    "new_version_rates", "length_stats", "log_lines", "score",
+    "REFERENCE",
+    "FAIL_MESSAGE",
+    "EM_MARKER",
+    "RECORD_COLUMNS",
+    "VARIANTS",
+    "EXTRAS",
+    "PLACEHOLDERS",
+    "Comparison",
+    "PairwiseResult",
+    "f32",
+    "round4_f32",
+    "np_sum",
+    "np_mean",
+    "np_std",
+    "legacy_numpy_random",
+    "is_missing",
+    "read_table",
+    "build_comparisons",
+    "infer_input_tsv",
+    "builtin_template",
+    "load_template",
+    "template_id",
+    "render_prompt",
+    "extract_choice",
+    "find_consistency",
+    "old_version_tables",
+    "new_version_rates",
+    "length_stats",
+    "log_lines",
+    "score",
 ]
 
 REFERENCE = "open-compass/DevBench@bb593c1"
 FAIL_MESSAGE = "Failed to obtain answer via API."
 EM_MARKER = "EM"
-RECORD_COLUMNS = ("cmp_index", "question", "answer1", "answer2", "A", "B",
-                  "reference_answer", "evaluating_guidance", "task")
+RECORD_COLUMNS = (
+    "cmp_index",
+    "question",
+    "answer1",
+    "answer2",
+    "A",
+    "B",
+    "reference_answer",
+    "evaluating_guidance",
+    "task",
+)
 #: Columns that are never the judge column when it is guessed.
 _NOT_JUDGE = set(RECORD_COLUMNS) | {"extracted", "prompt", "exact_match"}
-VARIANTS = ("choice_lenient", "letters_by_nopt", "orphans_excluded", "float64_tables",
-            "macro_average", "strict_ids")
+VARIANTS = ("choice_lenient", "letters_by_nopt", "orphans_excluded", "float64_tables", "macro_average", "strict_ids")
 EXTRAS = ("conservative_win_rate", "per_model_consistency", "unparseable_share")
 GUIDANCE_PLACEHOLDER = "<Evaluating Guidance>"
 #: Placeholders understood in a judge template (see :func:`load_template`).
-PLACEHOLDERS = (GUIDANCE_PLACEHOLDER, "{{question}}", "{{answer1}}", "{{answer2}}",
-                "{{reference_answer}}", "{{#reference_answer}}", "{{/reference_answer}}")
+PLACEHOLDERS = (
+    GUIDANCE_PLACEHOLDER,
+    "{{question}}",
+    "{{answer1}}",
+    "{{answer2}}",
+    "{{reference_answer}}",
+    "{{#reference_answer}}",
+    "{{/reference_answer}}",
+)
 
 #: pandas' default NA tokens (``read_csv``/``read_excel`` with ``keep_default_na``).
-PANDAS_NA_TOKENS = frozenset([
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
-])
+PANDAS_NA_TOKENS = frozenset(
+    [
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    ]
+)
 
 _CHOICE_RE = re.compile("(?:选择：|Choice: )([ABCD])")
-_CHOICE_LENIENT_RE = re.compile(
-    r"(?:选择\s*[：:]|choice\s*[:：])\s*[*_`]*\s*([abcd])\b", re.IGNORECASE)
+_CHOICE_LENIENT_RE = re.compile(r"(?:选择\s*[：:]|choice\s*[:：])\s*[*_`]*\s*([abcd])\b", re.IGNORECASE)
 _LETTERS_BY_NOPT = {2: "AB", 3: "ABC", 4: "ABCD"}
 _CONSISTENT_PAIRS = frozenset([("A", "B"), ("B", "A"), ("C", "C"), ("D", "D")])
 
@@ -156,6 +212,7 @@ def legacy_numpy_random(seed: int) -> random.Random:
 
 # --------------------------------------------------------------------------- tables
 
+
 def is_missing(value: Any) -> bool:
     """pandas' NA rule: None, NaN, or a string that is one of the default NA tokens.
 
@@ -187,12 +244,15 @@ def read_table(path: str) -> List[Tuple[int, Dict[str, Any]]]:
     """
     if path.lower().endswith(".xlsx"):
         from ._xlsx import read_xlsx_records
+
         return read_xlsx_records(path)
     from ._io import iter_records
+
     return list(iter_records(path))
 
 
 # --------------------------------------------------------------------------- comparisons
+
 
 class Comparison(NamedTuple):
     """One judge input: the reference's 9 infer-input columns plus the EM mark.
@@ -229,8 +289,7 @@ def _cell_str(value: Any) -> Optional[str]:
 
 def _check_id(part: str, what: str, record: str) -> None:
     if ";" in part:
-        raise ScoringError(f"{what} contains ';', which breaks cmp_index parsing (strict_ids)",
-                           record=record)
+        raise ScoringError(f"{what} contains ';', which breaks cmp_index parsing (strict_ids)", record=record)
 
 
 def build_comparisons(
@@ -270,8 +329,7 @@ def build_comparisons(
         if need not in columns:
             raise ScoringError(f"the input table has no {need!r} column", field=need)
     if "reference_answer" not in columns and diagnostics is not None:
-        diagnostics.append("input has no 'reference_answer' column: treated as empty "
-                           "(the reference raises KeyError)")
+        diagnostics.append("input has no 'reference_answer' column: treated as empty (the reference raises KeyError)")
     available = [c[7:] for c in columns if c.startswith("answer-")]
     if refm not in available:
         raise ScoringError(f"no 'answer-{refm}' column for the reference model", field="refm")
@@ -298,18 +356,21 @@ def build_comparisons(
                 _check_id(ref, "model name", f"index={index}")
             q = row.get("question")
             if is_missing(q):
-                raise ScoringError("missing 'question' (the reference fails on .strip())",
-                                   record=f"index={index}", field="question")
+                raise ScoringError(
+                    "missing 'question' (the reference fails on .strip())", record=f"index={index}", field="question"
+                )
             question = _as_text(q).strip()
             ans_ref = _as_text(row.get("answer-" + ref)).strip()
             ans_m = _as_text(row.get("answer-" + m)).strip()
             refa = _cell_str(row.get("reference_answer"))
             guid = _cell_str(row.get("evaluating_guidance"))
             task = _cell_str(row.get("task"))
-            normal = Comparison(f"{index};{ref};{m}", question, ans_ref, ans_m, ref, m, refa,
-                                guid, task, ans_ref == ans_m)
-            reverse = Comparison(f"{index};{m};{ref}", question, ans_m, ans_ref, m, ref, refa,
-                                 guid, task, ans_ref == ans_m)
+            normal = Comparison(
+                f"{index};{ref};{m}", question, ans_ref, ans_m, ref, m, refa, guid, task, ans_ref == ans_m
+            )
+            reverse = Comparison(
+                f"{index};{m};{ref}", question, ans_m, ans_ref, m, ref, refa, guid, task, ans_ref == ans_m
+            )
             if rng is None:
                 out.append(normal)
                 out.append(reverse)
@@ -330,20 +391,22 @@ def infer_input_tsv(comparisons: Iterable[Comparison], fh: Any) -> None:
 # --------------------------------------------------------------------------- prompts
 
 _OUR_OPTIONS = {
-    2: ("Pick exactly one option:\n"
-        "A: Response 1 is the better of the two.\n"
-        "B: Response 2 is the better of the two.\n"),
-    3: ("Pick exactly one option:\n"
+    2: ("Pick exactly one option:\nA: Response 1 is the better of the two.\nB: Response 2 is the better of the two.\n"),
+    3: (
+        "Pick exactly one option:\n"
         "A: Response 1 is the better of the two.\n"
         "B: Response 2 is the better of the two.\n"
-        "C: Neither is better; they are of equal quality.\n"),
-    4: ("Pick exactly one option:\n"
+        "C: Neither is better; they are of equal quality.\n"
+    ),
+    4: (
+        "Pick exactly one option:\n"
         "A: Response 1 is acceptable and Response 2 is not.\n"
         "B: Response 2 is acceptable and Response 1 is not.\n"
         "C: Both responses are acceptable.\n"
         "D: Neither response is acceptable.\n"
         "When both are acceptable but one is stronger, still pick C and name the stronger one "
-        "in your reasons; pick A or B only when one of them is not acceptable.\n"),
+        "in your reasons; pick A or B only when one of them is not acceptable.\n"
+    ),
 }
 
 _OUR_HEAD = (
@@ -402,14 +465,12 @@ def load_template(text: str, *, path: Optional[str] = None) -> str:
     known = {"question", "answer1", "answer2", "reference_answer"}
     for m in _ANY_MUSTACHE.finditer(text):
         if m.group(1) not in known:
-            raise ScoringError(f"unknown placeholder {m.group(0)!r} in the judge template",
-                               path=path)
+            raise ScoringError(f"unknown placeholder {m.group(0)!r} in the judge template", path=path)
     for need in ("{{question}}", "{{answer1}}", "{{answer2}}"):
         if need not in text:
             raise ScoringError(f"the judge template has no {need} placeholder", path=path)
     if text.count("{{#reference_answer}}") != text.count("{{/reference_answer}}"):
-        raise ScoringError("unbalanced {{#reference_answer}} section in the judge template",
-                           path=path)
+        raise ScoringError("unbalanced {{#reference_answer}} section in the judge template", path=path)
     return text
 
 
@@ -450,8 +511,8 @@ def render_prompt(comparison: Comparison, *, nopt: int = 2, template: Optional[s
 
 # --------------------------------------------------------------------------- extraction
 
-def extract_choice(text: Any, *, nopt: int = 2, lenient: bool = False,
-                   letters_by_nopt: bool = False) -> Optional[str]:
+
+def extract_choice(text: Any, *, nopt: int = 2, lenient: bool = False, letters_by_nopt: bool = False) -> Optional[str]:
     """The judge's choice letter, or ``None``.
 
     Reference rule: the first match of ``(?:选择：|Choice: )([ABCD])``
@@ -481,6 +542,7 @@ def extract_choice(text: Any, *, nopt: int = 2, lenient: bool = False,
 
 # --------------------------------------------------------------------------- scoring rows
 
+
 class _Row(NamedTuple):
     pos: int
     cmp_index: str
@@ -499,19 +561,23 @@ class _Row(NamedTuple):
 def _split_cmp(cmp_index: str, strict: bool, diags: List[str]) -> Tuple[str, str, str]:
     parts = cmp_index.split(";")
     if len(parts) < 3:
-        raise ScoringError("cmp_index must look like '{index};{model A};{model B}'",
-                           record=f"cmp_index={cmp_index}", field="cmp_index")
+        raise ScoringError(
+            "cmp_index must look like '{index};{model A};{model B}'", record=f"cmp_index={cmp_index}", field="cmp_index"
+        )
     if len(parts) > 3:
         if strict:
-            raise ScoringError("cmp_index has more than 3 ';'-separated parts (strict_ids)",
-                               record=f"cmp_index={cmp_index}", field="cmp_index")
-        diags.append(f"cmp_index={cmp_index}: more than 3 ';'-separated parts; parsed as the "
-                     "reference does (parts 0, 1 and 2)")
+            raise ScoringError(
+                "cmp_index has more than 3 ';'-separated parts (strict_ids)",
+                record=f"cmp_index={cmp_index}",
+                field="cmp_index",
+            )
+        diags.append(
+            f"cmp_index={cmp_index}: more than 3 ';'-separated parts; parsed as the reference does (parts 0, 1 and 2)"
+        )
     return parts[0], parts[1], parts[2]
 
 
-def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool = False
-                     ) -> List[Optional[bool]]:
+def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool = False) -> List[Optional[bool]]:
     """Swap-consistency of ``(cmp_index, choice)`` rows (extracted, non-EM rows).
 
     Reference rule: ``pred`` maps cmp_index to its choice (last one wins); the
@@ -530,8 +596,9 @@ def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool 
     for k, o in rows:
         parts = k.split(";")
         if len(parts) < 3:
-            raise ScoringError("cmp_index must look like '{index};{model A};{model B}'",
-                               record=f"cmp_index={k}", field="cmp_index")
+            raise ScoringError(
+                "cmp_index must look like '{index};{model A};{model B}'", record=f"cmp_index={k}", field="cmp_index"
+            )
         kct = f"{parts[0]};{parts[2]};{parts[1]}"
         if kct not in pred:
             out.append(None if orphans_excluded else True)
@@ -541,6 +608,7 @@ def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool 
 
 
 # --------------------------------------------------------------------------- old version
+
 
 def _task_columns(rows: Sequence[_Row]) -> Tuple[List[str], List[str]]:
     tasks: Set[str] = set()
@@ -554,8 +622,9 @@ def _task_columns(rows: Sequence[_Row]) -> Tuple[List[str], List[str]]:
     return suptasks, sorted(tasks)
 
 
-def old_version_tables(rows: Sequence[_Row], *, refm: str, float64_tables: bool = False,
-                       diagnostics: Optional[List[str]] = None) -> "OrderedDict[str, Any]":
+def old_version_tables(
+    rows: Sequence[_Row], *, refm: str, float64_tables: bool = False, diagnostics: Optional[List[str]] = None
+) -> "OrderedDict[str, Any]":
     """``win+halfdraw`` and ``win+bothgood`` tables over consistent rows.
 
     For model ``m`` against refm and a column filter, with counts over both
@@ -579,8 +648,10 @@ def old_version_tables(rows: Sequence[_Row], *, refm: str, float64_tables: bool 
     names = ("win+halfdraw", "win+bothgood")
     if refm not in models:
         if diagnostics is not None:
-            diagnostics.append("old version: the reference model has no consistent rows; "
-                               "tables have no model rows (the reference fails an assertion)")
+            diagnostics.append(
+                "old version: the reference model has no consistent rows; "
+                "tables have no model rows (the reference fails an assertion)"
+            )
         for n in names:
             tables[n] = OrderedDict([("columns", columns), ("rows", [])])
         return tables
@@ -594,8 +665,7 @@ def old_version_tables(rows: Sequence[_Row], *, refm: str, float64_tables: bool 
         bg: List[Any] = [m]
         for flt in filters:
             sel = mine if flt is None else [r for r in mine if r.task is not None and flt in r.task]
-            win = sum(1 for r in sel if (r.choice == "A" and r.A == m) or
-                      (r.choice == "B" and r.B == m))
+            win = sum(1 for r in sel if (r.choice == "A" and r.A == m) or (r.choice == "B" and r.B == m))
             both = sum(1 for r in sel if r.choice == "C")
             neither = sum(1 for r in sel if r.choice == "D")
             tot = len(sel)
@@ -620,12 +690,14 @@ def old_version_tables(rows: Sequence[_Row], *, refm: str, float64_tables: bool 
 
 # --------------------------------------------------------------------------- new version
 
+
 def _metric_of(idx: str) -> str:
     return idx.rsplit("-", 1)[-1]
 
 
-def _count_new(consistent: Sequence[_Row], inconsistent: Sequence[_Row]
-               ) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, int]]:
+def _count_new(
+    consistent: Sequence[_Row], inconsistent: Sequence[_Row]
+) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, int]]:
     cnt: Dict[str, int] = {}
     tie: Dict[str, int] = {}
     tot: Dict[str, int] = {}
@@ -655,8 +727,9 @@ def _count_new(consistent: Sequence[_Row], inconsistent: Sequence[_Row]
     return cnt, tie, tot
 
 
-def _rates(cnt: Mapping[str, float], tie: Mapping[str, float], tot: Mapping[str, float],
-           keys: Iterable[str]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def _rates(
+    cnt: Mapping[str, float], tie: Mapping[str, float], tot: Mapping[str, float], keys: Iterable[str]
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     wt: Dict[str, Any] = {}
     wo: Dict[str, Any] = {}
     for k in keys:
@@ -666,9 +739,14 @@ def _rates(cnt: Mapping[str, float], tie: Mapping[str, float], tot: Mapping[str,
     return wt, wo
 
 
-def new_version_rates(consistent: Sequence[_Row], inconsistent: Sequence[_Row], *, refm: str,
-                      macro_average: bool = False,
-                      diagnostics: Optional[List[str]] = None) -> "OrderedDict[str, Any]":
+def new_version_rates(
+    consistent: Sequence[_Row],
+    inconsistent: Sequence[_Row],
+    *,
+    refm: str,
+    macro_average: bool = False,
+    diagnostics: Optional[List[str]] = None,
+) -> "OrderedDict[str, Any]":
     """DevBench paper rates ``{"with_tie": {...}, "without_tie": {...}}``.
 
     Per row (keys ``idx;X;Y``): a consistent row adds 1 to ``tot`` in both
@@ -683,14 +761,20 @@ def new_version_rates(consistent: Sequence[_Row], inconsistent: Sequence[_Row], 
     """
     if diagnostics is not None:
         if not consistent and not inconsistent:
-            diagnostics.append("new version: no consistent and no inconsistent rows; rate maps "
-                               "are empty (the reference fails an assertion)")
+            diagnostics.append(
+                "new version: no consistent and no inconsistent rows; rate maps "
+                "are empty (the reference fails an assertion)"
+            )
         elif not inconsistent:
-            diagnostics.append("new version: no inconsistent rows; rates come from the "
-                               "consistent rows alone (the reference fails an assertion)")
+            diagnostics.append(
+                "new version: no inconsistent rows; rates come from the "
+                "consistent rows alone (the reference fails an assertion)"
+            )
         elif not consistent:
-            diagnostics.append("new version: no consistent rows; rates come from the "
-                               "inconsistent rows alone (the reference fails an assertion)")
+            diagnostics.append(
+                "new version: no consistent rows; rates come from the "
+                "inconsistent rows alone (the reference fails an assertion)"
+            )
     cnt, tie, tot = _count_new(consistent, inconsistent)
     if not macro_average:
         mc: Dict[str, int] = {}
@@ -716,14 +800,15 @@ def new_version_rates(consistent: Sequence[_Row], inconsistent: Sequence[_Row], 
             b = [per_wo[k] for k in groups[nk] if tot[k] - tie.get(k, 0) > 0]
             wt[nk] = sum(a) / len(a) if a else 0
             wo[nk] = sum(b) / len(b) if b else 0
-    return OrderedDict([("with_tie", OrderedDict((k, wt[k]) for k in keys)),
-                        ("without_tie", OrderedDict((k, wo[k]) for k in keys))])
+    return OrderedDict(
+        [("with_tie", OrderedDict((k, wt[k]) for k in keys)), ("without_tie", OrderedDict((k, wo[k]) for k in keys))]
+    )
 
 
 # --------------------------------------------------------------------------- lengths
 
-def length_stats(rows: Sequence[_Row], *, length: Optional[Callable[[str], int]] = None
-                 ) -> List[List[Any]]:
+
+def length_stats(rows: Sequence[_Row], *, length: Optional[Callable[[str], int]] = None) -> List[List[Any]]:
     """``[[model, mean, std], ...]`` of answer lengths over every record row.
 
     Each row adds ``length(answer1)`` to model A and ``length(answer2)`` to
@@ -741,6 +826,7 @@ def length_stats(rows: Sequence[_Row], *, length: Optional[Callable[[str], int]]
 
 
 # --------------------------------------------------------------------------- extras
+
 
 def _conservative(rows: Sequence[_Row], refm: str) -> "OrderedDict[str, Any]":
     # FastChat / MT-Bench: one outcome per complete swapped pair; the second
@@ -776,16 +862,21 @@ def _conservative(rows: Sequence[_Row], refm: str) -> "OrderedDict[str, Any]":
     for model in sorted(tallies):
         w, lo, ti = tallies[model]
         n = w + lo + ti
-        out[model] = OrderedDict([
-            ("win", w), ("loss", lo), ("tie", ti),
-            ("win_rate", w / n if n else None),
-            ("win_rate_adjusted", (w + 0.5 * ti) / n if n else None),
-        ])
+        out[model] = OrderedDict(
+            [
+                ("win", w),
+                ("loss", lo),
+                ("tie", ti),
+                ("win_rate", w / n if n else None),
+                ("win_rate_adjusted", (w + 0.5 * ti) / n if n else None),
+            ]
+        )
     return out
 
 
-def _per_model_consistency(rows: Sequence[_Row], status: Sequence[Optional[bool]], refm: str
-                           ) -> "OrderedDict[str, Any]":
+def _per_model_consistency(
+    rows: Sequence[_Row], status: Sequence[Optional[bool]], refm: str
+) -> "OrderedDict[str, Any]":
     acc: Dict[str, List[int]] = {}
     for r, s in zip(rows, status):
         if s is None:
@@ -797,12 +888,14 @@ def _per_model_consistency(rows: Sequence[_Row], status: Sequence[Optional[bool]
             a[1] += 1
             if s:
                 a[0] += 1
-    return OrderedDict((m, OrderedDict([("consistent", c), ("extracted", t),
-                                        ("consistency_rate", c / t if t else None)]))
-                       for m, (c, t) in sorted(acc.items()))
+    return OrderedDict(
+        (m, OrderedDict([("consistent", c), ("extracted", t), ("consistency_rate", c / t if t else None)]))
+        for m, (c, t) in sorted(acc.items())
+    )
 
 
 # --------------------------------------------------------------------------- driver
+
 
 class PairwiseResult(NamedTuple):
     """What :func:`score` returns; ``result`` is the JSON payload."""
@@ -822,16 +915,18 @@ def log_lines(counts: Mapping[str, Any]) -> List[str]:
     ...            "consistent": 8})[1]
     'Total comparisons: 8. Non exact matches:  8'
     """
-    n, f, m, s, c = (counts["total"], counts["failed"], counts["non_exact"],
-                     counts["extracted"], counts["consistent"])
+    n, f, m, s, c = (counts["total"], counts["failed"], counts["non_exact"], counts["extracted"], counts["consistent"])
     rate = f"{s / m * 100:.2f}" if m else "nan"
-    out = [f"Total comparisons: {n}. Failed to response: {f}",
-           f"Total comparisons: {n}. Non exact matches:  {m}",
-           f"Extracted {s} answers from the responses (extraction success rate {rate}%)"]
+    out = [
+        f"Total comparisons: {n}. Failed to response: {f}",
+        f"Total comparisons: {n}. Non exact matches:  {m}",
+        f"Extracted {s} answers from the responses (extraction success rate {rate}%)",
+    ]
     t = counts.get("consistency_total", s)
     if c != t:
-        out.append(f"{c} out of {t} answers are consistent. (A vs. B <-> B vs. A) "
-                   f"The consistent rate is {c / t * 100:.2f}%")
+        out.append(
+            f"{c} out of {t} answers are consistent. (A vs. B <-> B vs. A) The consistent rate is {c / t * 100:.2f}%"
+        )
     return out
 
 
@@ -840,11 +935,14 @@ def _guess_judge_column(columns: Sequence[str]) -> str:
     if len(cands) == 1:
         return cands[0]
     if not cands:
-        raise ScoringError("the record has no judge column (a column besides the "
-                           f"{len(RECORD_COLUMNS)} comparison columns)", field="judge_column")
-    raise ScoringError("cannot tell which column holds the judge output "
-                       f"(candidates: {', '.join(cands)}); pass --judge-column",
-                       field="judge_column")
+        raise ScoringError(
+            f"the record has no judge column (a column besides the {len(RECORD_COLUMNS)} comparison columns)",
+            field="judge_column",
+        )
+    raise ScoringError(
+        f"cannot tell which column holds the judge output (candidates: {', '.join(cands)}); pass --judge-column",
+        field="judge_column",
+    )
 
 
 def _guess_refm(rows: Sequence[_Row]) -> str:
@@ -854,8 +952,9 @@ def _guess_refm(rows: Sequence[_Row]) -> str:
         common = pair if common is None else common & pair
     if common and len(common) == 1:
         return next(iter(common))
-    raise ScoringError("cannot infer the reference model (no single model is in every "
-                       "comparison); pass --refm", field="refm")
+    raise ScoringError(
+        "cannot infer the reference model (no single model is in every comparison); pass --refm", field="refm"
+    )
 
 
 def score(
@@ -893,12 +992,10 @@ def score(
     """
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
-        raise ScoringError(f"unknown variant(s) {', '.join(bad)}; known: {', '.join(VARIANTS)}",
-                           field="variant")
+        raise ScoringError(f"unknown variant(s) {', '.join(bad)}; known: {', '.join(VARIANTS)}", field="variant")
     bad = [e for e in extras if e not in EXTRAS]
     if bad:
-        raise ScoringError(f"unknown extra(s) {', '.join(bad)}; known: {', '.join(EXTRAS)}",
-                           field="extra")
+        raise ScoringError(f"unknown extra(s) {', '.join(bad)}; known: {', '.join(EXTRAS)}", field="extra")
     if nopt not in (2, 3, 4):
         raise ScoringError(f"nopt must be 2, 3 or 4, got {nopt}", field="nopt")
     vset = set(variants)
@@ -922,8 +1019,7 @@ def score(
     for pos, rec in enumerate(records):
         ci = rec.get("cmp_index")
         if not isinstance(ci, str) or is_missing(ci):
-            raise ScoringError("missing or non-text cmp_index", record=f"row {pos + 1}",
-                               field="cmp_index")
+            raise ScoringError("missing or non-text cmp_index", record=f"row {pos + 1}", field="cmp_index")
         idx, p1, p2 = _split_cmp(ci, "strict_ids" in vset, diags)
         a, b = rec.get("A"), rec.get("B")
         if is_missing(a) or is_missing(b):
@@ -933,31 +1029,48 @@ def score(
             if rec.get("exact_match") is True and judgment is None:
                 judgment = EM_MARKER
             else:
-                diags.append(f"cmp_index={ci}: judge text is empty or an NA token; counted as "
-                             "unparseable (the reference raises TypeError)")
+                diags.append(
+                    f"cmp_index={ci}: judge text is empty or an NA token; counted as "
+                    "unparseable (the reference raises TypeError)"
+                )
                 judgment = None
         elif not isinstance(judgment, str):
             judgment = str(judgment)
         task = _cell_str(rec.get("task"))
         if task is None:
             missing_task += 1
-        rows.append(_Row(pos, ci, idx, p1, p2, str(a), str(b), task,
-                         _as_text(rec.get("answer1")), _as_text(rec.get("answer2")),
-                         judgment, None))
+        rows.append(
+            _Row(
+                pos,
+                ci,
+                idx,
+                p1,
+                p2,
+                str(a),
+                str(b),
+                task,
+                _as_text(rec.get("answer1")),
+                _as_text(rec.get("answer2")),
+                judgment,
+                None,
+            )
+        )
     if missing_task:
-        diags.append(f"{missing_task} row(s) have no task: in the old version they count in "
-                     "Overall-lang/EN only, the new version counts them by index "
-                     "(the reference fails on them)")
+        diags.append(
+            f"{missing_task} row(s) have no task: in the old version they count in "
+            "Overall-lang/EN only, the new version counts them by index "
+            "(the reference fails on them)"
+        )
     if refm is None:
         refm = _guess_refm(rows)
 
     total = len(rows)
-    failed = [r.cmp_index for r in rows
-              if isinstance(r.judgment, str) and FAIL_MESSAGE in r.judgment]
+    failed = [r.cmp_index for r in rows if isinstance(r.judgment, str) and FAIL_MESSAGE in r.judgment]
     if len(failed) >= failure_cnt:
         raise ScoringError(
-            f"{len(failed)} judge calls failed (limit {failure_cnt}; the reference exits): "
-            + ", ".join(failed), field=jcol)
+            f"{len(failed)} judge calls failed (limit {failure_cnt}; the reference exits): " + ", ".join(failed),
+            field=jcol,
+        )
     non_em = [r for r in rows if r.judgment != EM_MARKER]
     lenient = "choice_lenient" in vset
     by_nopt = "letters_by_nopt" in vset
@@ -972,25 +1085,29 @@ def score(
         extracted.append(r._replace(choice=ch))
     m_count, s_count = len(non_em), len(extracted)
     if m_count == 0:
-        diags.append("no non-EM rows: extraction rate is null and the tables are empty "
-                     "(the reference fails)")
-    status = find_consistency([(r.cmp_index, r.choice or "") for r in extracted],
-                              orphans_excluded="orphans_excluded" in vset)
+        diags.append("no non-EM rows: extraction rate is null and the tables are empty (the reference fails)")
+    status = find_consistency(
+        [(r.cmp_index, r.choice or "") for r in extracted], orphans_excluded="orphans_excluded" in vset
+    )
     consistent = [r for r, s in zip(extracted, status) if s is True]
     inconsistent = [r for r, s in zip(extracted, status) if s is False]
     t_count = len(consistent) + len(inconsistent)
 
-    counts: "OrderedDict[str, Any]" = OrderedDict([
-        ("total", total), ("failed", len(failed)), ("non_exact", m_count),
-        ("extracted", s_count),
-        ("extraction_rate", s_count / m_count if m_count else None),
-        ("consistent", len(consistent)),
-        ("consistency_rate", len(consistent) / t_count if t_count else None),
-    ])
-    old = old_version_tables(consistent, refm=refm, float64_tables="float64_tables" in vset,
-                             diagnostics=diags)
-    new = new_version_rates(consistent, inconsistent, refm=refm,
-                            macro_average="macro_average" in vset, diagnostics=diags)
+    counts: "OrderedDict[str, Any]" = OrderedDict(
+        [
+            ("total", total),
+            ("failed", len(failed)),
+            ("non_exact", m_count),
+            ("extracted", s_count),
+            ("extraction_rate", s_count / m_count if m_count else None),
+            ("consistent", len(consistent)),
+            ("consistency_rate", len(consistent) / t_count if t_count else None),
+        ]
+    )
+    old = old_version_tables(consistent, refm=refm, float64_tables="float64_tables" in vset, diagnostics=diags)
+    new = new_version_rates(
+        consistent, inconsistent, refm=refm, macro_average="macro_average" in vset, diagnostics=diags
+    )
     lstats = length_stats(rows, length=length)
 
     result: "OrderedDict[str, Any]" = OrderedDict()
@@ -1000,9 +1117,9 @@ def score(
     result["counts"] = counts
     result["old_version"] = old
     result["new_version"] = new
-    result["length_stats"] = OrderedDict([("unit", length_unit),
-                                          ("columns", ["model", "mean", "std"]),
-                                          ("rows", lstats)])
+    result["length_stats"] = OrderedDict(
+        [("unit", length_unit), ("columns", ["model", "mean", "std"]), ("rows", lstats)]
+    )
     metrics: "OrderedDict[str, float]" = OrderedDict()
     for k, v in counts.items():
         if v is not None:
@@ -1035,8 +1152,9 @@ def score(
     if "unparseable_share" in extras:
         answered = m_count - len(failed)
         share = unparseable / answered if answered else None
-        result["unparseable_share"] = OrderedDict([
-            ("unparseable", unparseable), ("answered", answered), ("share", share)])
+        result["unparseable_share"] = OrderedDict(
+            [("unparseable", unparseable), ("answered", answered), ("share", share)]
+        )
         if share is not None:
             metrics["unparseable_share"] = share
 
@@ -1045,10 +1163,18 @@ def score(
         rec["extracted"] = r.choice
         return rec
 
-    sig = make_signature("pairwise", REFERENCE, variants, [
-        ("nopt", nopt), ("refm", refm), ("lengths", length_unit),
-        ("judge_template", template_id(judge_template)),
-        ("extras", ",".join(sorted(set(extras))) or "none"),
-    ])
-    return PairwiseResult(sig, result, metrics, diags,
-                          [as_out(r) for r in consistent], [as_out(r) for r in inconsistent])
+    sig = make_signature(
+        "pairwise",
+        REFERENCE,
+        variants,
+        [
+            ("nopt", nopt),
+            ("refm", refm),
+            ("lengths", length_unit),
+            ("judge_template", template_id(judge_template)),
+            ("extras", ",".join(sorted(set(extras))) or "none"),
+        ],
+    )
+    return PairwiseResult(
+        sig, result, metrics, diags, [as_out(r) for r in consistent], [as_out(r) for r in inconsistent]
+    )

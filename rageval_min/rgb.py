@@ -223,9 +223,7 @@ def normalize_prediction(prediction: str, dataset: str, *, variants: Iterable[st
     return prediction.replace(" ", "")
 
 
-def _keyword_hit(
-    keywords: Sequence[str], stored: str, raw: str, variants: Iterable[str]
-) -> bool:
+def _keyword_hit(keywords: Sequence[str], stored: str, raw: str, variants: Iterable[str]) -> bool:
     if "reject_casefold" in variants:
         zh_kw, en_kw = keywords
         return zh_kw.casefold() in stored.casefold() or en_kw.casefold() in raw.casefold()
@@ -321,9 +319,7 @@ def check_answer(prediction: str, ground_truth: Any, *, variants: Iterable[str] 
     return labels
 
 
-def label_prediction(
-    prediction: str, ground_truth: Any, *, dataset: str, variants: Iterable[str] = ()
-) -> Label:
+def label_prediction(prediction: str, ground_truth: Any, *, dataset: str, variants: Iterable[str] = ()) -> Label:
     """Label one raw model output as the reference's ``predict`` post-processing does.
 
     In order: (a) zh datasets remove U+0020 from the prediction
@@ -480,9 +476,7 @@ def score(
         correct = 0 not in label and 1 in label
         if noise1:
             if not label:
-                diagnostics.append(
-                    f"{who}: label is [] at noise_rate 1 (the reference fails on label[0]); not counted"
-                )
+                diagnostics.append(f"{who}: label is [] at noise_rate 1 (the reference fails on label[0]); not counted")
                 rejected = False
             else:
                 rejected = label[0] == -1
@@ -536,7 +530,9 @@ def _check_rate(name: str, value: Any) -> None:
 
 def _str_list(instance: Mapping[str, Any], key: str, who: Optional[str]) -> List[Any]:
     if key not in instance:
-        raise InstanceSkipped(f"instance has no '{key}' (the reference raises KeyError and drops it)", record=who, field=key)
+        raise InstanceSkipped(
+            f"instance has no '{key}' (the reference raises KeyError and drops it)", record=who, field=key
+        )
     value = instance[key]
     if not isinstance(value, list):
         raise InstanceSkipped(f"'{key}' is {type(value).__name__}, not a list", record=who, field=key)
@@ -793,9 +789,7 @@ def build_reject_judge_prompt(query: str, prediction: str, *, template: Optional
     )
 
 
-def build_fact_judge_prompt(
-    prediction: str, *, query: Optional[str] = None, template: Optional[str] = None
-) -> str:
+def build_fact_judge_prompt(prediction: str, *, query: Optional[str] = None, template: Optional[str] = None) -> str:
     """The prompt asking a judge whether ``prediction`` flags factual errors in the documents.
 
     Structure (as the reference's ``fact_evalue.py``): an instruction, demonstrations
@@ -842,9 +836,9 @@ def parse_fact_judgement(output: str) -> bool:
 BUILTIN_ANSWER_SYSTEM = {
     "en": (
         "Answer the question using only the documents provided. If the documents do not contain "
-        "the answer, reply exactly: \"I can not answer the question because of the insufficient "
-        "information in documents.\" If the documents contain factual errors, reply "
-        "\"There are factual errors in the provided documents.\" and then give the correct answer."
+        'the answer, reply exactly: "I can not answer the question because of the insufficient '
+        'information in documents." If the documents contain factual errors, reply '
+        '"There are factual errors in the provided documents." and then give the correct answer.'
     ),
     "zh": (
         "请只根据给出的文档回答问题。如果文档中没有答案，请回答：“文档信息不足，因此我无法基于提供的文档回答该问题。”"
@@ -936,9 +930,7 @@ class FactJudgeScores(NamedTuple):
         }
 
 
-def _judged(
-    results: Iterable[Mapping[str, Any]], parse: Callable[[str], bool]
-) -> Tuple[int, int, int, int, List[str]]:
+def _judged(results: Iterable[Mapping[str, Any]], parse: Callable[[str], bool]) -> Tuple[int, int, int, int, List[str]]:
     nums = tt = flagged = flagged_correct = 0
     for pos, record in enumerate(results, 1):
         rid = record.get("id")
@@ -947,9 +939,7 @@ def _judged(
             raise ScoringError("record has no 'label'", record=who, field="label")
         label = _checked_label(record["label"], who)
         if "evaluation" not in record:
-            raise ScoringError(
-                "record has no 'evaluation' (the stored judge output)", record=who, field="evaluation"
-            )
+            raise ScoringError("record has no 'evaluation' (the stored judge output)", record=who, field="evaluation")
         try:
             verdict = parse(record["evaluation"])
         except ScoringError as exc:
@@ -1062,7 +1052,14 @@ def abilities_table(runs: Sequence[Tuple[RunName, Scores]]) -> Dict[str, Any]:
     table: Dict[str, Dict[str, Dict[str, Any]]] = {}
     order = sorted(
         runs,
-        key=lambda r: (r[0].model, r[0].dataset[:2], r[0].dataset, r[0].noise_rate, r[0].correct_rate, r[0].passage_num),
+        key=lambda r: (
+            r[0].model,
+            r[0].dataset[:2],
+            r[0].dataset,
+            r[0].noise_rate,
+            r[0].correct_rate,
+            r[0].passage_num,
+        ),
     )
     passages: Dict[Tuple[str, str, str], Set[int]] = {}
     for run, _ in order:
@@ -1112,8 +1109,12 @@ def ability_rows(table: Mapping[str, Any]) -> List[Tuple[str, str, str, str, Opt
                 for setting, value in abilities.get(key, {}).items():
                     rows.append((model, lang, title, "noise " + setting, value))
             for setting, vals in abilities.get("counterfactual_robustness", {}).items():
-                rows.append((model, lang, "counterfactual: error detection rate", setting, vals["error_detection_rate"]))
-                rows.append((model, lang, "counterfactual: error correction rate", setting, vals["error_correction_rate"]))
+                rows.append(
+                    (model, lang, "counterfactual: error detection rate", setting, vals["error_detection_rate"])
+                )
+                rows.append(
+                    (model, lang, "counterfactual: error correction rate", setting, vals["error_correction_rate"])
+                )
                 rows.append((model, lang, "counterfactual: accuracy", setting, vals["accuracy"]))
     return rows
 

@@ -126,9 +126,7 @@ _REF_TOKEN = re.compile(r"[a-z0-9]+")
 _KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _TO_SPACE = bytes(c if c in _KEEP else 0x20 for c in range(256))
 # The same for ASCII text that was not lower-cased yet (A-Z -> a-z, as str.lower() does).
-_LOWER_TO_SPACE = bytes(
-    c + 32 if 65 <= c <= 90 else (c if c in _KEEP else 0x20) for c in range(256)
-)
+_LOWER_TO_SPACE = bytes(c + 32 if 65 <= c <= 90 else (c if c in _KEEP else 0x20) for c in range(256))
 
 
 def _ref_bytes(text: str) -> bytes:
@@ -136,13 +134,12 @@ def _ref_bytes(text: str) -> bytes:
     if text.isascii():
         return text.encode("ascii").translate(_LOWER_TO_SPACE)
     return text.lower().encode("ascii", "replace").translate(_TO_SPACE)
+
+
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")  # `$` also matches before a final "\n"
 
 # CJK Unified Ideographs (+ Extension A, B..G, compatibility), Hiragana, Katakana.
-_CJK = (
-    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-    "\U00020000-\U0002fa1f\U00030000-\U0003134f"
-)
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U0003134f"
 _UNI_TOKEN = re.compile("[" + _CJK + "]|[^\\W_" + _CJK + "]+")
 
 _STEM_CACHE_MAX = 1 << 17
@@ -239,12 +236,11 @@ def tokenize(
         stemmed = [stemmer(t) if len(t) > 3 else t for t in toks]
         return [t for t in stemmed if _VALID_TOKEN.match(t)]
     toks = _UNI_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
-    return [
-        stemmer(t) if len(t) > 3 and t.isascii() and _VALID_TOKEN.match(t) else t for t in toks
-    ]
+    return [stemmer(t) if len(t) > 3 and t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
 
 
 # ------------------------------------------------------------------------ LCS
+
 
 def _popcount_py39(x: int) -> int:
     return bin(x).count("1")
@@ -534,7 +530,7 @@ def validate_rouge_types(rouge_types: Iterable[str]) -> List[str]:
     >>> validate_rouge_types(["rouge10"])
     Traceback (most recent call last):
     ...
-    rageval_min.errors.ScoringError: rouge_types: invalid rouge type: 'rouge10' (expected rouge1..rouge9, rougeL or rougeLsum)
+    rageval_min.errors.ScoringError: rouge_types: invalid rouge type: 'rouge10' (expected rouge1..rouge9, ...
     """
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
@@ -580,9 +576,7 @@ def score(
     if not isinstance(target, str):
         raise ScoringError(f"expected a string, got {type(target).__name__}", field="target")
     if not isinstance(prediction, str):
-        raise ScoringError(
-            f"expected a string, got {type(prediction).__name__}", field="prediction"
-        )
+        raise ScoringError(f"expected a string, got {type(prediction).__name__}", field="prediction")
     lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
     t_tok: Optional[List[str]] = None
@@ -590,9 +584,7 @@ def score(
     result: Dict[str, Score] = {}
     for name, n in parsed:
         if n == -2:
-            result[name] = _score_lsum(
-                _sentences(target, stem, tokenizer), _sentences(prediction, stem, tokenizer)
-            )
+            result[name] = _score_lsum(_sentences(target, stem, tokenizer), _sentences(prediction, stem, tokenizer))
             continue
         if t_tok is None or p_tok is None:
             t_tok = _tokens(target, stem, tokenizer)

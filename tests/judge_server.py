@@ -69,10 +69,14 @@ class ChatServer:
                 body = json.loads(self.rfile.read(length).decode("utf-8"))
                 prompt = body["messages"][-1]["content"]
                 with server.lock:
-                    server.requests.append({
-                        "path": self.path, "body": body, "prompt": prompt,
-                        "auth": self.headers.get("Authorization"),
-                    })
+                    server.requests.append(
+                        {
+                            "path": self.path,
+                            "body": body,
+                            "prompt": prompt,
+                            "auth": self.headers.get("Authorization"),
+                        }
+                    )
                     fault = None
                     pf = server.prompt_faults.get(prompt)
                     if pf:
@@ -125,15 +129,18 @@ class ChatServer:
                     self._send(503, b'{"error": "released"}')
                     return
                 answer = server.answer(prompt, body)
-                payload = json.dumps({
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body.get("model", ""),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": answer}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }).encode("utf-8")
+                payload = json.dumps(
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", ""),
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                ).encode("utf-8")
                 with server.lock:
                     server.completed.append(prompt)
                 self._send(200, payload)

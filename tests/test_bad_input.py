@@ -3,15 +3,43 @@
 import os
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 GOLD = os.path.join(ROOT, "gold_samples", "grounding")
 
 COMMANDS = {
-    "grounding --gold": lambda f, o: ["grounding", "--gold", f, "--trace", os.path.join(GOLD, "trace.jsonl"), "--output", o],
-    "grounding --trace": lambda f, o: ["grounding", "--gold", os.path.join(GOLD, "gold.jsonl"), "--trace", f, "--output", o],
-    "rgb mix": lambda f, o: ["rgb", "mix", "--input", f, "--dataset", "en", "--noise-rate", "0.2", "--passage-num", "3", "--output", o],
+    "grounding --gold": lambda f, o: [
+        "grounding",
+        "--gold",
+        f,
+        "--trace",
+        os.path.join(GOLD, "trace.jsonl"),
+        "--output",
+        o,
+    ],
+    "grounding --trace": lambda f, o: [
+        "grounding",
+        "--gold",
+        os.path.join(GOLD, "gold.jsonl"),
+        "--trace",
+        f,
+        "--output",
+        o,
+    ],
+    "rgb mix": lambda f, o: [
+        "rgb",
+        "mix",
+        "--input",
+        f,
+        "--dataset",
+        "en",
+        "--noise-rate",
+        "0.2",
+        "--passage-num",
+        "3",
+        "--output",
+        o,
+    ],
     "rgb label": lambda f, o: ["rgb", "label", "--input", f, "--dataset", "en", "--output", o],
     "rgb score": lambda f, o: ["rgb", "score", "--input", f, "--dataset", "en", "--noise-rate", "0.2", "--output", o],
     "pairwise prompts": lambda f, o: ["pairwise", "prompts", "--input", f, "--refm", "m", "--output", o],

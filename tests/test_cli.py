@@ -5,7 +5,6 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from conftest import DATA, ROOT, run_cli, run_subprocess
 
 GOLD = os.path.join(DATA, "wfgy", "sample_gold.jsonl")
@@ -20,12 +19,18 @@ def test_json_envelope_key_order_and_signature():
     assert list(out) == ["family", "signature", "result", "gates", "pass", "diagnostics"]
     assert out["signature"] == "rageval_min:0.1.0|family=grounding|ref=onestardao/WFGY@25aaa9d|variants=none|k=5"
     assert [g["gate"] for g in out["gates"]] == [
-        "precision>=0.80", "chr>=0.75", "under_refusal<=0.05", "over_refusal<=0.10"]
+        "precision>=0.80",
+        "chr>=0.75",
+        "under_refusal<=0.05",
+        "over_refusal<=0.10",
+    ]
     assert out["pass"] is True
 
 
 @pytest.mark.parametrize("fmt", ["json", "text", "markdown", "junit", "wfgy"])
-@pytest.mark.parametrize("gate,code", [("precision>=0.9", 0), ("precision>1", 1), ("recall@k<1", 1), ("answered==2", 0)])
+@pytest.mark.parametrize(
+    "gate,code", [("precision>=0.9", 0), ("precision>1", 1), ("recall@k<1", 1), ("answered==2", 0)]
+)
 def test_gates_decide_exit_code_in_every_format(fmt, gate, code):
     r = run_cli(BASE + ["--format", fmt, "--gate", gate])
     assert r.code == code, r.err
@@ -46,12 +51,19 @@ def test_malformed_gate_is_usage_error(gate):
 
 
 def test_junit_has_one_testcase_per_gate_and_failures():
-    r = run_cli(BASE + ["--format", "junit", "--gate", "precision>1", "--gates", "precision=1.1,chr=0.75,under=0.05,over=0.1"])
+    r = run_cli(
+        BASE + ["--format", "junit", "--gate", "precision>1", "--gates", "precision=1.1,chr=0.75,under=0.05,over=0.1"]
+    )
     assert r.code == 1
     root = ET.fromstring(r.out)
     cases = root.findall(".//testcase")
     assert [c.get("name") for c in cases] == [
-        "precision>=1.1", "chr>=0.75", "under_refusal<=0.05", "over_refusal<=0.1", "precision>1"]
+        "precision>=1.1",
+        "chr>=0.75",
+        "under_refusal<=0.05",
+        "over_refusal<=0.1",
+        "precision>1",
+    ]
     assert cases[0].find("failure") is not None
     assert cases[1].find("skipped") is not None  # the reference short-circuits after a failure
     assert root.find("testsuite").get("failures") == "2"
@@ -156,8 +168,9 @@ def test_subprocess_exit_codes(tmp_path):
     assert err.code == 2
     assert err.err.strip().startswith("rageval-min: error: ") and "not valid UTF-8" in err.err
     assert "Traceback" not in err.err
-    quick = run_subprocess(["grounding", "--gold", "gold_samples/grounding/gold.jsonl",
-                            "--trace", "gold_samples/grounding/trace.jsonl"])
+    quick = run_subprocess(
+        ["grounding", "--gold", "gold_samples/grounding/gold.jsonl", "--trace", "gold_samples/grounding/trace.jsonl"]
+    )
     assert quick.code == 1  # the README quickstart: precision 0.6667 fails the default 0.80 gate
 
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DATA, ROOT
 
 CORE = os.path.join(ROOT, "rageval_min")
@@ -29,13 +28,15 @@ def test_importing_the_core_loads_only_stdlib_modules(tmp_path):
         "for m in mods: importlib.import_module(m)\n"
         "from rageval_min.cli import build_parser; build_parser()\n"
         "std = set(sys.stdlib_module_names)\n"
-        "bad = sorted(n for n in sys.modules if n.split('.')[0] not in std and n.split('.')[0] not in ('rageval_min', '__main__'))\n"
+        "bad = sorted(n for n in sys.modules\n"
+        "             if n.split('.')[0] not in std and n.split('.')[0] not in ('rageval_min', '__main__'))\n"
         "print('BAD', bad)\n"
         "print('WROTE', sorted(set(os.listdir('.')) - before))\n"
     )
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=str(tmp_path), env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=str(tmp_path), env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert "BAD []" in out, out
     assert "WROTE []" in out, out
 
@@ -46,9 +47,23 @@ def test_vendored_core_folder_works_alone(tmp_path):
     shutil.copy(os.path.join(DATA, "wfgy", "sample_trace.jsonl"), tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
-        [sys.executable, "-S", "-m", "rageval_min", "grounding", "--gold", "sample_gold.jsonl",
-         "--trace", "sample_trace.jsonl", "--format", "wfgy"],
-        cwd=str(tmp_path), env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-S",
+            "-m",
+            "rageval_min",
+            "grounding",
+            "--gold",
+            "sample_gold.jsonl",
+            "--trace",
+            "sample_trace.jsonl",
+            "--format",
+            "wfgy",
+        ],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     with open(os.path.join(DATA, "wfgy", "sample_expected_output.json"), encoding="utf-8") as fh:
@@ -62,9 +77,9 @@ def test_core_runs_on_python_39_per_vermin():
             pytest.fail("vermin is required in CI (pip install vermin)")
         pytest.skip("vermin not installed")
     proc = subprocess.run(
-        [vermin, "-t=3.9-", "--no-tips", "--violations", "--eval-annotations", "--backport", "typing",
-         CORE],
-        capture_output=True, text=True,
+        [vermin, "-t=3.9-", "--no-tips", "--violations", "--eval-annotations", "--backport", "typing", CORE],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -81,8 +96,19 @@ def test_core_is_fully_type_hinted():
             pytest.fail("mypy is required in CI (pip install mypy)")
         pytest.skip("mypy not installed")
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--disallow-untyped-defs", "--disallow-incomplete-defs",
-         "--no-incremental", "--cache-dir", os.devnull, CORE],
-        capture_output=True, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--disallow-untyped-defs",
+            "--disallow-incomplete-defs",
+            "--no-incremental",
+            "--cache-dir",
+            os.devnull,
+            CORE,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -132,8 +132,15 @@ def test_round_to_sigfigs_vectors():
 def test_count_labels_order_and_skips():
     diags = []
     got = F.count_labels(
-        [{"annotation": "NOT SUPPORTED"}, "x", None, {"annotation": None}, {"annotation": "Irrelevant"},
-         {"annotation": "weird"}, {"annotation": "weird"}],
+        [
+            {"annotation": "NOT SUPPORTED"},
+            "x",
+            None,
+            {"annotation": None},
+            {"annotation": "Irrelevant"},
+            {"annotation": "weird"},
+            {"annotation": "weird"},
+        ],
         diagnostics=diags,
     )
     assert list(got.items()) == [("Supported", 0), ("Irrelevant", 1), ("Not Supported", 1), ("weird", 2)]
@@ -246,8 +253,13 @@ def test_run_eval_sides_and_errors():
 
 
 def test_run_eval_nan_written_as_python_does():
-    inp = {"side_1": "placeholder", "side_2": "x", "per_prompt_data": [
-        {"side2_posthoc_eval_data": {"Supported": 1, "Irrelevant": 0, "Not Supported": 0, "score": float("nan")}}]}
+    inp = {
+        "side_1": "placeholder",
+        "side_2": "x",
+        "per_prompt_data": [
+            {"side2_posthoc_eval_data": {"Supported": 1, "Irrelevant": 0, "Not Supported": 0, "score": float("nan")}}
+        ],
+    }
     text = F.dumps_reference(F.run_eval_aggregate(inp).result)
     assert '"side2_avg_score": NaN' in text
 
@@ -515,5 +527,7 @@ def test_py312_sum_emulation():
 
         rng = random.Random(1)
         for _ in range(500):
-            vals = [rng.choice([0, 1, rng.random(), -rng.random(), 1e-20 * rng.random()]) for _ in range(rng.randint(0, 40))]
+            vals = [
+                rng.choice([0, 1, rng.random(), -rng.random(), 1e-20 * rng.random()]) for _ in range(rng.randint(0, 40))
+            ]
             assert F._py312_sum(vals) == sum(vals)

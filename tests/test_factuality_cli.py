@@ -6,7 +6,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import DATA, ROOT, run_cli, run_subprocess
 
 FDATA = os.path.join(DATA, "factuality")
@@ -36,13 +35,17 @@ def test_f1k_gold_jsonl():
 
 
 def test_f1k_per_line_errors_do_not_abort(tmp_path):
-    path = _write(tmp_path, "c.jsonl", [
-        {"supported": 10, "not_supported": 8},
-        {"supported": 10, "not_supported": 8, "max_claims": 0},
-        {"supported": 0, "not_supported": -1},
-        {"supported": 5},
-        {"supported": 64, "not_supported": 0, "max_claims": None},
-    ])
+    path = _write(
+        tmp_path,
+        "c.jsonl",
+        [
+            {"supported": 10, "not_supported": 8},
+            {"supported": 10, "not_supported": 8, "max_claims": 0},
+            {"supported": 0, "not_supported": -1},
+            {"supported": 5},
+            {"supported": 64, "not_supported": 0, "max_claims": None},
+        ],
+    )
     r = run_cli(["factuality", "f1k", "--input", path])
     assert r.code == 0, r.err
     lines = [json.loads(x) for x in r.out.splitlines()]
@@ -62,8 +65,11 @@ def test_f1k_int_zero_written_as_int(tmp_path):
 
 
 def test_f1k_k_rules_in_signature(tmp_path):
-    path = _write(tmp_path, "c.jsonl", [{"supported": s, "not_supported": n} for s, n in
-                                        [(10, 2), (50, 14), (3, 0), (70, 8), (30, 4)]])
+    path = _write(
+        tmp_path,
+        "c.jsonl",
+        [{"supported": s, "not_supported": n} for s, n in [(10, 2), (50, 14), (3, 0), (70, 8), (30, 4)]],
+    )
     for rule, k in (("median", 34), ("max", 78), ("p25", 12), ("p100", 78)):
         r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", rule, "--format", "json"])
         assert r.code == 0, r.err
@@ -87,8 +93,13 @@ def test_f1k_gates_on_mean_and_ci(tmp_path):
     out = json.loads(r.out)
     res = out["result"]
     assert res["f1_mean_ci_low"] <= res["f1_mean"] <= res["f1_mean_ci_high"]
-    assert res["bootstrap"] == {"confidence": 0.95, "low": res["f1_mean_ci_low"], "high": res["f1_mean_ci_high"],
-                                "n_resamples": 1000, "seed": 3}
+    assert res["bootstrap"] == {
+        "confidence": 0.95,
+        "low": res["f1_mean_ci_low"],
+        "high": res["f1_mean_ci_high"],
+        "n_resamples": 1000,
+        "seed": 3,
+    }
     assert "|bootstrap=1000|confidence=0.95|seed=3" in out["signature"]
     high = res["f1_mean_ci_low"] + 1e-9
     r = run_cli(base + ["--gate", f"f1_mean_ci_low>={high}"])
@@ -121,13 +132,28 @@ def test_safe_output_file_byte_for_byte(tmp_path, k):
 def test_safe_stdout_and_json_envelope():
     r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64"])
     assert r.out == _expected_text(64)
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--format", "json",
-                 "--gate", "side2_avg_f1_64>=0.54", "--gate", "f1_mean_ci_high<=1"])
+    r = run_cli(
+        [
+            "factuality",
+            "safe",
+            "--input",
+            FIXTURE,
+            "--max-claim",
+            "64",
+            "--format",
+            "json",
+            "--gate",
+            "side2_avg_f1_64>=0.54",
+            "--gate",
+            "f1_mean_ci_high<=1",
+        ]
+    )
     assert r.code == 0, r.err
     out = json.loads(r.out)
     assert out["signature"].startswith(
         "rageval_min:0.1.0|family=factuality|ref=google-deepmind/long-form-factuality@9d27158|variants=none|"
-        "max_claim=64|K=64|")
+        "max_claim=64|K=64|"
+    )
     assert out["result"]["f1_key"] == "f1_64"
     assert out["result"]["aggregates"]["side2_avg_f1_64"] == 0.5403676955631517
     assert out["result"]["per_prompt_f1"]["side2"][-1] is None
@@ -173,8 +199,20 @@ def test_safe_crash_paths(tmp_path):
 
 
 def test_factscore_human_chatgpt():
-    r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--gamma", "0",
-                 "--format", "json", "--gate", "score>=0.58"])
+    r = run_cli(
+        [
+            "factuality",
+            "factscore",
+            "--input",
+            os.path.join(FDATA, "ChatGPT.jsonl"),
+            "--gamma",
+            "0",
+            "--format",
+            "json",
+            "--gate",
+            "score>=0.58",
+        ]
+    )
     assert r.code == 0, r.err
     res = json.loads(r.out)["result"]
     assert "%.1f" % (100 * res["score"]) == "58.3"
@@ -184,8 +222,20 @@ def test_factscore_human_chatgpt():
     r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--format", "json"])
     res = json.loads(r.out)["result"]
     assert res["score"] == float.fromhex("0x1.2a7dbf0a30a0ap-1") and "init_score" in res
-    r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--gamma", "0",
-                 "--variant", "factscore_excl_ir", "--format", "json"])
+    r = run_cli(
+        [
+            "factuality",
+            "factscore",
+            "--input",
+            os.path.join(FDATA, "ChatGPT.jsonl"),
+            "--gamma",
+            "0",
+            "--variant",
+            "factscore_excl_ir",
+            "--format",
+            "json",
+        ]
+    )
     out = json.loads(r.out)
     assert out["result"]["score"] > 0.583 and "variants=factscore_excl_ir" in out["signature"]
 
@@ -207,8 +257,18 @@ def test_factscore_simple_labels_and_errors(tmp_path):
 
 
 def test_veriscore_gold_and_errors(tmp_path):
-    r = run_cli(["factuality", "veriscore", "--input", os.path.join(GOLD, "veriscore.jsonl"), "--format", "json",
-                 "--gate", "veriscore.m1.bio>=0.5"])
+    r = run_cli(
+        [
+            "factuality",
+            "veriscore",
+            "--input",
+            os.path.join(GOLD, "veriscore.jsonl"),
+            "--format",
+            "json",
+            "--gate",
+            "veriscore.m1.bio>=0.5",
+        ]
+    )
     assert r.code == 0, r.err
     with open(os.path.join(GOLD, "expected_veriscore.json"), encoding="utf-8") as fh:
         assert json.loads(r.out)["result"] == json.load(fh)
@@ -247,16 +307,33 @@ def test_correlate_pairs_gold():
 
 
 def test_correlate_line_errors_and_table(tmp_path):
-    path = _write(tmp_path, "p.jsonl", [{"x": [1, 2, 3], "y": [1, 2]}, {"x": "a", "y": []},
-                                        {"x": [1, 2, 3, 4], "y": [2, 1, 4, 3]}])
+    path = _write(
+        tmp_path,
+        "p.jsonl",
+        [{"x": [1, 2, 3], "y": [1, 2]}, {"x": "a", "y": []}, {"x": [1, 2, 3, 4], "y": [2, 1, 4, 3]}],
+    )
     r = run_cli(["factuality", "correlate", "--input", path])
     assert r.code == 0
     lines = [json.loads(x) for x in r.out.splitlines()]
     assert "error" in lines[0] and "error" in lines[1] and "pearson" in lines[2]
     table = tmp_path / "t.csv"
     table.write_text("a,b\n1,2\n2,1\n3,4\n4,3\n", encoding="utf-8")
-    r = run_cli(["factuality", "correlate", "--input", str(table), "--x", "a", "--y", "b",
-                 "--format", "json", "--gate", "spearman>=0.5"])
+    r = run_cli(
+        [
+            "factuality",
+            "correlate",
+            "--input",
+            str(table),
+            "--x",
+            "a",
+            "--y",
+            "b",
+            "--format",
+            "json",
+            "--gate",
+            "spearman>=0.5",
+        ]
+    )
     out = json.loads(r.out)
     assert out["result"]["lines"][0] == lines[2]
     assert r.code == 0 and abs(out["gates"][0]["value"] - 0.6) < 1e-15
@@ -275,10 +352,25 @@ def test_correlate_study(tmp_path):
     with open(os.path.join(FDATA, "factscore_human_per_response.jsonl"), encoding="utf-8") as fh:
         per = [json.loads(x) for x in fh]
     # a SAFE output that only identified facts: num_claims = the model-atomic-facts count
-    safe = _write(tmp_path, "safe.jsonl", [
-        {"model_name": p["model_name"], "line": p["line"], "num_claims": p["model_atomic_facts"]} for p in per])
-    r = run_cli(["factuality", "correlate", "--labeled", str(labeled), "--safe", safe, "--format", "json",
-                 "--gate", "spearman.num_claims>=0.8"])
+    safe = _write(
+        tmp_path,
+        "safe.jsonl",
+        [{"model_name": p["model_name"], "line": p["line"], "num_claims": p["model_atomic_facts"]} for p in per],
+    )
+    r = run_cli(
+        [
+            "factuality",
+            "correlate",
+            "--labeled",
+            str(labeled),
+            "--safe",
+            safe,
+            "--format",
+            "json",
+            "--gate",
+            "spearman.num_claims>=0.8",
+        ]
+    )
     assert r.code == 0, r.err
     out = json.loads(r.out)
     (line,) = out["result"]["lines"]
@@ -291,14 +383,33 @@ def test_correlate_study(tmp_path):
     assert abs(line["pearson"]["pvalue"] - pv) <= 1e-12 * pv
     assert out["result"]["display"]["num_claims"]["pearson"][0] == 0.807
     # SAFE lines keyed by topic, full label counts (SAFE result names)
-    safe2 = _write(tmp_path, "safe2.jsonl", [
-        {"model_name": p["model_name"], "topic": p["topic"], "Supported": p["S"], "Not Supported": p["NS"],
-         "Irrelevant": p["IR"], "num_claims": p["num_claims"]} for p in per if p["model_name"] == "ChatGPT"])
-    r = run_cli(["factuality", "correlate", "--labeled", str(labeled / "ChatGPT.jsonl"), "--safe", safe2,
-                 "--format", "json"])
+    safe2 = _write(
+        tmp_path,
+        "safe2.jsonl",
+        [
+            {
+                "model_name": p["model_name"],
+                "topic": p["topic"],
+                "Supported": p["S"],
+                "Not Supported": p["NS"],
+                "Irrelevant": p["IR"],
+                "num_claims": p["num_claims"],
+            }
+            for p in per
+            if p["model_name"] == "ChatGPT"
+        ],
+    )
+    r = run_cli(
+        ["factuality", "correlate", "--labeled", str(labeled / "ChatGPT.jsonl"), "--safe", safe2, "--format", "json"]
+    )
     out = json.loads(r.out)
     assert [x["metric"] for x in out["result"]["lines"]] == [
-        "f1_100", "irrelevant", "not_supported", "num_claims", "supported"]
+        "f1_100",
+        "irrelevant",
+        "not_supported",
+        "num_claims",
+        "supported",
+    ]
     assert all(x["n"] == 157 for x in out["result"]["lines"])
     bad = _write(tmp_path, "bad.jsonl", [{"model_name": "Nope", "line": 0, "num_claims": 3}])
     r = run_cli(["factuality", "correlate", "--labeled", str(labeled), "--safe", bad])
@@ -314,8 +425,9 @@ def test_factuality_without_subcommand_is_usage_error():
 
 
 def test_subprocess_exit_codes(tmp_path):
-    r = run_subprocess(["factuality", "safe", "--input", FIXTURE, "--max-claim", "178",
-                        "--gate", "side2_avg_f1_178>=0.5"])
+    r = run_subprocess(
+        ["factuality", "safe", "--input", FIXTURE, "--max-claim", "178", "--gate", "side2_avg_f1_178>=0.5"]
+    )
     assert r.code == 1 and r.out == _expected_text(178)
     r = run_subprocess(["factuality", "f1k", "--input", str(tmp_path / "none.jsonl")])
     assert r.code == 2 and "Traceback" not in r.err
@@ -332,8 +444,9 @@ def test_demo_includes_factuality():
 
 def test_bootstrap_can_be_disabled(tmp_path):
     path = _write(tmp_path, "c.jsonl", [{"supported": 5, "not_supported": 1}, {"supported": 9, "not_supported": 0}])
-    r = run_cli(["factuality", "f1k", "--input", path, "--bootstrap", "0", "--format", "json",
-                 "--gate", "f1_mean_ci_low>=0"])
+    r = run_cli(
+        ["factuality", "f1k", "--input", path, "--bootstrap", "0", "--format", "json", "--gate", "f1_mean_ci_low>=0"]
+    )
     out = json.loads(r.out)
     assert r.code == 1  # an undefined metric fails its gate
     assert out["result"]["f1_mean_ci_low"] is None and out["result"]["bootstrap"]["n_resamples"] == 0

@@ -4,8 +4,8 @@ import json
 import os
 
 import pytest
-
 from conftest import DATA, run_cli
+
 from rageval_min import grounding
 from rageval_min.errors import ScoringError
 
@@ -90,10 +90,14 @@ def test_page_sample_files(tmp_path):
     r = run_cli(
         [
             "grounding",
-            "--gold", os.path.join(WFGY, "sample_gold.jsonl"),
-            "--trace", os.path.join(WFGY, "sample_trace.jsonl"),
-            "--k", "5",
-            "--format", "wfgy",
+            "--gold",
+            os.path.join(WFGY, "sample_gold.jsonl"),
+            "--trace",
+            os.path.join(WFGY, "sample_trace.jsonl"),
+            "--k",
+            "5",
+            "--format",
+            "wfgy",
         ]
     )
     with open(os.path.join(WFGY, "sample_expected_output.json"), encoding="utf-8") as fh:
@@ -117,17 +121,25 @@ TRACE1 = {"qid": "q1", "retrieved_ids": ["d1"], "answer_json": {"claim": "Paris.
         ({"question": "no qid"}, TRACE1, "gold.jsonl:1: qid: missing"),
         ({"qid": ["x"], "answerable": True}, TRACE1, "gold.jsonl:1: qid: must be a string or number, got list"),
         (GOLD1, dict(TRACE1, answer_json=["x"]), "trace.jsonl:1: qid='q1': answer_json: must be an object, got list"),
-        (dict(GOLD1, gold_claim_substr=["paris", 5]), dict(TRACE1, answer_json={"claim": "nope", "citations": ["d1"]}),
-         "gold.jsonl:1: qid='q1': gold_claim_substr: must be a list of strings"),
-        (GOLD1, dict(TRACE1, answer_json={"claim": "Paris", "citations": [["d1"]]}),
-         "trace.jsonl:1: qid='q1': answer_json.citations: element 0 is a list"),
+        (
+            dict(GOLD1, gold_claim_substr=["paris", 5]),
+            dict(TRACE1, answer_json={"claim": "nope", "citations": ["d1"]}),
+            "gold.jsonl:1: qid='q1': gold_claim_substr: must be a list of strings",
+        ),
+        (
+            GOLD1,
+            dict(TRACE1, answer_json={"claim": "Paris", "citations": [["d1"]]}),
+            "trace.jsonl:1: qid='q1': answer_json.citations: element 0 is a list",
+        ),
         (dict(GOLD1, gold_citations=[{"a": 1}]), TRACE1, "gold.jsonl:1: qid='q1': gold_citations: element 0 is a dict"),
         (GOLD1, dict(TRACE1, retrieved_ids=7), "trace.jsonl:1: qid='q1': retrieved_ids: expected a list, got int"),
         (GOLD1, [1, 2], "trace.jsonl:1: expected a JSON object, got list"),
     ],
 )
 def test_crash_table(tmp_path, gold, trace, needle):
-    r = run_cli(["grounding", "--gold", _w(tmp_path, "gold.jsonl", [gold]), "--trace", _w(tmp_path, "trace.jsonl", [trace])])
+    r = run_cli(
+        ["grounding", "--gold", _w(tmp_path, "gold.jsonl", [gold]), "--trace", _w(tmp_path, "trace.jsonl", [trace])]
+    )
     assert r.code == 2, r
     assert needle in r.err
     assert "Traceback" not in r.err
@@ -191,7 +203,17 @@ def test_variant_answerable_strict(tmp_path):
 def test_variant_gate_recall(tmp_path):
     trace = dict(TRACE1, retrieved_ids=["d9", "d1"], answer_json={"claim": "Paris", "citations": ["d1"]})
     g, t = _w(tmp_path, "g.jsonl", [GOLD1]), _w(tmp_path, "t.jsonl", [trace])
-    base = ["grounding", "--gold", g, "--trace", t, "--k", "1", "--gates", "precision=0.8,chr=0.75,under=0.05,over=0.1,recall=0.9"]
+    base = [
+        "grounding",
+        "--gold",
+        g,
+        "--trace",
+        t,
+        "--k",
+        "1",
+        "--gates",
+        "precision=0.8,chr=0.75,under=0.05,over=0.1,recall=0.9",
+    ]
     assert run_cli(base).code == 0  # the reference never gates recall
     r = run_cli(base + ["--variant", "gate_recall", "--format", "json"])
     assert r.code == 1
@@ -217,8 +239,11 @@ def test_empty_files_are_input_errors(tmp_path):
 
 def test_api_score_matches_reference_rounding():
     gold = [dict(GOLD1, qid=f"q{i}") for i in range(3)]
-    trace = [dict(TRACE1, qid="q0"), dict(TRACE1, qid="q1"),
-             dict(TRACE1, qid="q2", answer_json={"claim": "Lyon", "citations": ["d1"]})]
+    trace = [
+        dict(TRACE1, qid="q0"),
+        dict(TRACE1, qid="q1"),
+        dict(TRACE1, qid="q2", answer_json={"claim": "Lyon", "citations": ["d1"]}),
+    ]
     s = grounding.score(gold, trace)
     assert s.precision == 2 / 3
     out = grounding.reference_output(s, {"precision": "0.8"}, False)

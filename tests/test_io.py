@@ -56,7 +56,7 @@ def test_empty_file(tmp_path):
 
 
 def test_iter_records_formats(tmp_path):
-    (tmp_path / "a.csv").write_text("x,y\n1,hello\n\n2,\"a,b\"\n", encoding="utf-8")
+    (tmp_path / "a.csv").write_text('x,y\n1,hello\n\n2,"a,b"\n', encoding="utf-8")
     (tmp_path / "a.tsv").write_text("x\ty\n1\thello\n", encoding="utf-8")
     (tmp_path / "a.json").write_text(json.dumps([{"x": 1}, {"x": 2}]), encoding="utf-8")
     (tmp_path / "b.json").write_text(json.dumps({"records": [{"x": 1}]}), encoding="utf-8")
@@ -70,7 +70,10 @@ def test_iter_records_rejects_non_objects_and_ragged_rows(tmp_path):
     (tmp_path / "a.jsonl").write_text('{"x": 1}\n[1]\n"s"\n', encoding="utf-8")
     with pytest.raises(ScoringError) as exc:
         list(iter_records(str(tmp_path / "a.jsonl")))
-    assert [m.split(": ", 1)[0] for m in exc.value.problems] == [f"{tmp_path / 'a.jsonl'}:2", f"{tmp_path / 'a.jsonl'}:3"]
+    assert [m.split(": ", 1)[0] for m in exc.value.problems] == [
+        f"{tmp_path / 'a.jsonl'}:2",
+        f"{tmp_path / 'a.jsonl'}:3",
+    ]
     (tmp_path / "a.csv").write_text("x,y\n1\n", encoding="utf-8")
     with pytest.raises(ScoringError, match="a.csv:2: has 1 columns, the header has 2"):
         list(iter_records(str(tmp_path / "a.csv")))

@@ -6,9 +6,9 @@ import socket
 import sys
 
 import pytest
-
 from judge_server import Sleeps
-from rageval_min import judges
+
+from rageval_min import _cli_judge, judges
 from rageval_min.errors import ScoringError
 from rageval_min.judges import (
     FunctionJudge,
@@ -23,7 +23,6 @@ from rageval_min.judges import (
     judge_from_spec,
     run_judge,
 )
-
 
 
 def _http(server, **kw):
@@ -64,8 +63,12 @@ def test_cache_key_covers_identity_model_params_prompt():
     base = cache_key("j", "m", {"t": 0}, "p")
     assert len(base) == 64
     assert base == cache_key("j", "m", {"t": 0}, "p")
-    others = {cache_key("j2", "m", {"t": 0}, "p"), cache_key("j", "m2", {"t": 0}, "p"),
-              cache_key("j", "m", {"t": 1}, "p"), cache_key("j", "m", {"t": 0}, "p2")}
+    others = {
+        cache_key("j2", "m", {"t": 0}, "p"),
+        cache_key("j", "m2", {"t": 0}, "p"),
+        cache_key("j", "m", {"t": 1}, "p"),
+        cache_key("j", "m", {"t": 0}, "p2"),
+    }
     assert base not in others and len(others) == 4
 
 
@@ -377,13 +380,16 @@ def test_replay_ambiguous_models_need_a_model(tmp_path):
 
 def _py_cmd(code):
     import shlex
+
     return "cmd:" + " ".join(shlex.quote(a) for a in [sys.executable, "-c", code])
 
 
 def test_cmd_judge_stdin_stdout_and_env():
-    code = ("import sys, os, json; p = sys.stdin.read(); "
-            "print(p.upper() + '|' + os.environ['RAGEVAL_MIN_JUDGE_MODEL'] + '|' "
-            "+ str(json.loads(os.environ['RAGEVAL_MIN_JUDGE_PARAMS'])['temperature']), end='')")
+    code = (
+        "import sys, os, json; p = sys.stdin.read(); "
+        "print(p.upper() + '|' + os.environ['RAGEVAL_MIN_JUDGE_MODEL'] + '|' "
+        "+ str(json.loads(os.environ['RAGEVAL_MIN_JUDGE_PARAMS'])['temperature']), end='')"
+    )
     j = judge_from_spec(_py_cmd(code), model="mini")
     res = run_judge(j, ["héllo"], params={"temperature": 0})
     assert res.answers == ["HÉLLO|mini|0"]
@@ -391,13 +397,17 @@ def test_cmd_judge_stdin_stdout_and_env():
 
 def test_cmd_judge_exit_75_is_retried_other_codes_fail(tmp_path):
     flag = tmp_path / "flag"
-    code = (f"import sys, os; f = {str(flag)!r}\n"
-            "if not os.path.exists(f):\n    open(f, 'w').close(); sys.exit(75)\n"
-            "print('ok', end='')")
+    code = (
+        f"import sys, os; f = {str(flag)!r}\n"
+        "if not os.path.exists(f):\n    open(f, 'w').close(); sys.exit(75)\n"
+        "print('ok', end='')"
+    )
     sleeps = Sleeps()
     assert run_judge(judge_from_spec(_py_cmd(code)), ["q"], sleep=sleeps).answers == ["ok"]
     assert len(sleeps.calls) == 1
-    res = run_judge(judge_from_spec(_py_cmd("import sys; sys.stderr.write('bad model'); sys.exit(3)")), ["q"], sleep=sleeps)
+    res = run_judge(
+        judge_from_spec(_py_cmd("import sys; sys.stderr.write('bad model'); sys.exit(3)")), ["q"], sleep=sleeps
+    )
     assert res.stats.failures == 1 and "status 3: bad model" in res.errors[0] and len(sleeps.calls) == 1
 
 
@@ -418,6 +428,7 @@ def test_template_placeholders_and_braces(tmp_path):
     f.write_bytes("Q={question}\n".encode("utf-8"))
     tf = PromptTemplate.from_file(str(f), ["question"], step="idk")
     import hashlib
+
     assert tf.signature_value == hashlib.sha256(b"Q={question}\n").hexdigest()[:12]
     assert judges.template_signature({"idk": tf}) == tf.signature_value
     assert judges.template_signature({"idk": tf, "rb": t}) == f"idk:{tf.signature_value},rb:builtin"
@@ -449,11 +460,26 @@ def test_runner_accumulates_stats_across_steps():
 
 def test_add_judge_options_and_judge_from_args(server, tmp_path):
     import argparse
+
     p = argparse.ArgumentParser()
-    judges.add_judge_options(p)
-    args = p.parse_args(["--judge", server.base_url, "--judge-model", "m", "--judge-cache", str(tmp_path / "c.jsonl"),
-                         "--concurrency", "2", "--judge-timeout", "3", "--judge-retries", "1"])
-    runner = judges.judge_from_args(args, stderr=io.StringIO())
+    _cli_judge.add_judge_options(p)
+    args = p.parse_args(
+        [
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "m",
+            "--judge-cache",
+            str(tmp_path / "c.jsonl"),
+            "--concurrency",
+            "2",
+            "--judge-timeout",
+            "3",
+            "--judge-retries",
+            "1",
+        ]
+    )
+    runner = _cli_judge.judge_from_args(args, stderr=io.StringIO())
     assert runner.concurrency == 2 and runner.retries == 1 and runner.judge.timeout == 3.0
     assert runner.run(["q"]).answers == ["answer to: q"]
     runner.close()

@@ -9,7 +9,6 @@ import sys
 from collections import Counter
 
 import pytest
-
 from conftest import ROOT, run_cli, run_subprocess
 from judge_server import ChatServer
 
@@ -33,22 +32,51 @@ def _rows(path):
 
 
 def _base(server, inp, out, *extra):
-    return ["judge", "run", "--input", inp, "--output", out, "--judge", server.base_url, "--judge-model", "m"] + list(extra)
+    return ["judge", "run", "--input", inp, "--output", out, "--judge", server.base_url, "--judge-model", "m"] + list(
+        extra
+    )
 
 
 def test_judge_run_writes_answers_and_gateable_stats(server, tmp_path):
     inp = _prompts(tmp_path / "p.jsonl", 3)
     out = str(tmp_path / "a.jsonl")
-    r = run_cli(_base(server, inp, out, "--param", "temperature=0", "--param", "stop=[\"\\n\"]", "--system", "sys",
-                      "--gate", "judge_calls >= 3"))
+    r = run_cli(
+        _base(
+            server,
+            inp,
+            out,
+            "--param",
+            "temperature=0",
+            "--param",
+            'stop=["\\n"]',
+            "--system",
+            "sys",
+            "--gate",
+            "judge_calls >= 3",
+        )
+    )
     assert r.code == 0, r.err
     assert _rows(out) == [{"id": f"r{i}", "answer": f"answer to: prompt number {i}", "error": None} for i in range(3)]
     report = json.loads(r.out)
     assert report["family"] == "judge"
-    assert report["result"] == {"records": 3, "skipped": 0, "calls": 3, "cache_hits": 0, "failures": 0, "unparseable": 0}
-    assert "judge_model=m" in report["signature"] and 'params={"stop":["\\n"],"system":"sys","temperature":0}' in report["signature"]
+    assert report["result"] == {
+        "records": 3,
+        "skipped": 0,
+        "calls": 3,
+        "cache_hits": 0,
+        "failures": 0,
+        "unparseable": 0,
+    }
+    assert (
+        "judge_model=m" in report["signature"]
+        and 'params={"stop":["\\n"],"system":"sys","temperature":0}' in report["signature"]
+    )
     body = server.requests[0]["body"]
-    assert body["temperature"] == 0 and body["stop"] == ["\n"] and body["messages"][0] == {"role": "system", "content": "sys"}
+    assert (
+        body["temperature"] == 0
+        and body["stop"] == ["\n"]
+        and body["messages"][0] == {"role": "system", "content": "sys"}
+    )
     assert r.err == ""  # no progress line when stderr is not a terminal
     r2 = run_cli(_base(server, inp, out, "--gate", "judge_cache_hits >= 1", "--format", "text"))
     assert r2.code == 1 and "FAIL" in r2.out
@@ -85,6 +113,7 @@ def test_judge_run_template_renders_record_fields(server, tmp_path):
     assert r.code == 0, r.err
     assert server.requests[0]["prompt"] == 'Question: Q1\nMeta: {"a": 1}\nAnswer as {"x": 1}'
     import hashlib
+
     assert "judge_template=" + hashlib.sha256(tmpl.read_bytes()).hexdigest()[:12] in json.loads(r.out)["signature"]
     inp.write_text(json.dumps({"id": 1}) + "\n" + json.dumps({"id": 2, "question": "q"}) + "\n", encoding="utf-8")
     r = run_cli(_base(server, str(inp), out, "--judge-template", str(tmpl)))
@@ -110,8 +139,9 @@ def test_live_run_and_replay_give_identical_output(server, tmp_path):
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
     assert run_cli(_base(server, inp, live, "--judge-cache", cache, "--param", "temperature=0")).code == 0
     server.__exit__()  # no server any more
-    r = run_subprocess(["judge", "run", "--input", inp, "--output", replay, "--judge", "replay:" + cache,
-                        "--param", "temperature=0"])
+    r = run_subprocess(
+        ["judge", "run", "--input", inp, "--output", replay, "--judge", "replay:" + cache, "--param", "temperature=0"]
+    )
     assert r.code == 0, r.err
     with open(live, "rb") as a, open(replay, "rb") as b:
         assert a.read() == b.read()
@@ -126,14 +156,18 @@ def test_kill_and_resume_no_duplicate_or_lost_calls(server, tmp_path, concurrenc
     cache = tmp_path / "c.jsonl"
     out = str(tmp_path / "a.jsonl")
     server.hold_after = first  # answer `first` prompts, then hold every request
-    argv = _base(server, inp, out, "--judge-cache", str(cache), "--concurrency", str(concurrency),
-                 "--judge-retries", "0")
+    argv = _base(
+        server, inp, out, "--judge-cache", str(cache), "--concurrency", str(concurrency), "--judge-retries", "0"
+    )
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "rageval_min"] + argv, cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rageval_min"] + argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         assert server.wait_for(lambda s: s.held >= concurrency and len(s.completed) == first), (
-            len(server.completed), server.held)
+            len(server.completed),
+            server.held,
+        )
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=20)
@@ -148,7 +182,14 @@ def test_kill_and_resume_no_duplicate_or_lost_calls(server, tmp_path, concurrenc
     r = run_subprocess(argv)
     assert r.code == 0, r.err
     stats = json.loads(r.out)["result"]
-    assert stats == {"records": n, "skipped": 0, "calls": n - first, "cache_hits": first, "failures": 0, "unparseable": 0}
+    assert stats == {
+        "records": n,
+        "skipped": 0,
+        "calls": n - first,
+        "cache_hits": first,
+        "failures": 0,
+        "unparseable": 0,
+    }
     # every prompt was answered exactly once by the server across both runs, and none is lost
     assert Counter(server.completed) == Counter(f"prompt number {i}" for i in range(n))
     assert [row["answer"] for row in _rows(out)] == [f"answer to: prompt number {i}" for i in range(n)]
@@ -157,14 +198,30 @@ def test_kill_and_resume_no_duplicate_or_lost_calls(server, tmp_path, concurrenc
 
 
 def test_vendored_core_names_the_pip_command_for_openai(tmp_path):
-    shutil.copytree(os.path.join(ROOT, "rageval_min"), tmp_path / "rageval_min",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        os.path.join(ROOT, "rageval_min"), tmp_path / "rageval_min", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (tmp_path / "p.jsonl").write_text('{"prompt": "x"}\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
-        [sys.executable, "-S", "-m", "rageval_min", "judge", "run", "--input", "p.jsonl", "--output", "a.jsonl",
-         "--judge", "openai:gpt-4o-mini"],
-        cwd=str(tmp_path), env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-S",
+            "-m",
+            "rageval_min",
+            "judge",
+            "run",
+            "--input",
+            "p.jsonl",
+            "--output",
+            "a.jsonl",
+            "--judge",
+            "openai:gpt-4o-mini",
+        ],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (

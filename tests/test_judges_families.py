@@ -10,7 +10,6 @@ import os
 import re
 
 import pytest
-
 from conftest import ROOT, run_cli
 from judge_server import ChatServer
 
@@ -26,14 +25,24 @@ def scripted(prompt, body):
     if "Response 1:" in prompt:  # pairwise: prefer the response that says "good"; else slot A
         r1 = re.search(r"Response 1:\n<<<\n(.*?)\n>>>", prompt, re.S).group(1)
         r2 = re.search(r"Response 2:\n<<<\n(.*?)\n>>>", prompt, re.S).group(1)
-        return "Choice: B\nReason:\n1. scripted" if ("good" in r2 and "good" not in r1) else "Choice: A\nReason:\n1. scripted"
+        return (
+            "Choice: B\nReason:\n1. scripted"
+            if ("good" in r2 and "good" not in r1)
+            else "Choice: A\nReason:\n1. scripted"
+        )
     if "factual errors" in prompt and "identified the factual errors" in prompt:  # rgb fact
         ans = _answer_part(prompt).lower()
-        return ("Yes, the model has identified the factual errors." if "factual error" in ans
-                else "NO, the model failed to notice any factual errors.")
+        return (
+            "Yes, the model has identified the factual errors."
+            if "factual error" in ans
+            else "NO, the model failed to notice any factual errors."
+        )
     ans = _answer_part(prompt).lower()  # rgb reject
-    return ("The question is not addressed by the documents." if ("insufficient" in ans or "can not answer" in ans)
-            else "The question is addressed by the documents.")
+    return (
+        "The question is not addressed by the documents."
+        if ("insufficient" in ans or "can not answer" in ans)
+        else "The question is addressed by the documents."
+    )
 
 
 @pytest.fixture
@@ -45,14 +54,47 @@ def server():
 def _judge_live_then_replay(server, tmp_path, inp, prompt_field, answer_field):
     cache = str(tmp_path / "cache.jsonl")
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    r = run_cli(["judge", "run", "--input", inp, "--output", live, "--prompt-field", prompt_field,
-                 "--answer-field", answer_field, "--judge", server.base_url, "--judge-model", "scripted",
-                 "--judge-cache", cache, "--concurrency", "2"])
+    r = run_cli(
+        [
+            "judge",
+            "run",
+            "--input",
+            inp,
+            "--output",
+            live,
+            "--prompt-field",
+            prompt_field,
+            "--answer-field",
+            answer_field,
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-cache",
+            cache,
+            "--concurrency",
+            "2",
+        ]
+    )
     assert r.code == 0, r.err
     asked = len(server.requests)
     server.__exit__()
-    r2 = run_cli(["judge", "run", "--input", inp, "--output", replay, "--prompt-field", prompt_field,
-                  "--answer-field", answer_field, "--judge", "replay:" + cache])
+    r2 = run_cli(
+        [
+            "judge",
+            "run",
+            "--input",
+            inp,
+            "--output",
+            replay,
+            "--prompt-field",
+            prompt_field,
+            "--answer-field",
+            answer_field,
+            "--judge",
+            "replay:" + cache,
+        ]
+    )
     assert r2.code == 0, r2.err
     with open(live, "rb") as a, open(replay, "rb") as b:
         assert a.read() == b.read()
@@ -101,21 +143,34 @@ def test_rgb_error_detection_judged_live_and_replayed(server, tmp_path):
 def test_pairwise_win_rates_judged_live_and_replayed(server, tmp_path):
     table = tmp_path / "table.jsonl"
     rows = [
-        ("p1", "Design the API.", "plain api", "good api"),        # m1 wins in both orders
+        ("p1", "Design the API.", "plain api", "good api"),  # m1 wins in both orders
         ("p2", "Design the schema.", "plain schema", "other schema"),  # judge always says A: inconsistent
-        ("p3", "Design the UI.", "same ui", "same ui"),            # exact match: never sent
+        ("p3", "Design the UI.", "same ui", "same ui"),  # exact match: never sent
     ]
     with open(table, "w", encoding="utf-8") as fh:
         for idx, q, ref, m1 in rows:
-            fh.write(json.dumps({"index": idx, "question": q, "evaluating_guidance": "- Be complete.",
-                                 "task": "api_design-general", "reference_answer": "",
-                                 "answer-ref": ref, "answer-m1": m1}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "index": idx,
+                        "question": q,
+                        "evaluating_guidance": "- Be complete.",
+                        "task": "api_design-general",
+                        "reference_answer": "",
+                        "answer-ref": ref,
+                        "answer-m1": m1,
+                    }
+                )
+                + "\n"
+            )
     prompts = str(tmp_path / "prompts.jsonl")
     assert run_cli(["pairwise", "prompts", "--input", str(table), "--refm", "ref", "--output", prompts]).code == 0
     live, replay, asked, stats = _judge_live_then_replay(server, tmp_path, prompts, "prompt", "judge")
     assert asked == 4 and stats["skipped"] == 2 and stats["calls"] == 4
     results = [
-        _score(["pairwise", "score", "--record", f, "--nopt", "2", "--refm", "ref", "--judge-column", "judge"])["result"]
+        _score(["pairwise", "score", "--record", f, "--nopt", "2", "--refm", "ref", "--judge-column", "judge"])[
+            "result"
+        ]
         for f in (live, replay)
     ]
     assert results[0] == results[1]
@@ -148,23 +203,54 @@ def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
     src = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
     cache = str(tmp_path / "cache.jsonl")
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _family_judge("rgb", ["--input", src, "--judged", "reject", "--output", live,
-                                           "--judge", server.base_url, "--judge-model", "scripted",
-                                           "--judge-cache", cache, "--gate", "judge_failures==0"])
+    code, out, err = _family_judge(
+        "rgb",
+        [
+            "--input",
+            src,
+            "--judged",
+            "reject",
+            "--output",
+            live,
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-cache",
+            cache,
+            "--gate",
+            "judge_failures==0",
+        ],
+    )
     assert code == 0, err
     rep = json.loads(out)
     assert rep["result"] == {"reject_rate": 0.5, "all_rate": 0.25, "tt": 1, "rejecttt": 2, "nums": 4}
     assert rep["signature"].endswith("|judged=reject|judge_template=builtin|judge_model=scripted")
     assert len(server.requests) == 4 and all(r["body"].keys() == {"model", "messages"} for r in server.requests)
     server.__exit__()
-    code, out2, err = _family_judge("rgb", ["--input", src, "--judged", "reject", "--output", replay,
-                                            "--judge", "replay:" + cache, "--gate", "judge_failures==0"])
+    code, out2, err = _family_judge(
+        "rgb",
+        [
+            "--input",
+            src,
+            "--judged",
+            "reject",
+            "--output",
+            replay,
+            "--judge",
+            "replay:" + cache,
+            "--gate",
+            "judge_failures==0",
+        ],
+    )
     assert code == 0, err
     assert json.loads(out2) == rep
     with open(live, "rb") as a, open(replay, "rb") as b:
         assert a.read() == b.read()
-    code, out3, _ = _family_judge("rgb", ["--input", src, "--judged", "reject", "--output", replay,
-                                          "--judge", "replay:" + cache, "--format", "rgb"])
+    code, out3, _ = _family_judge(
+        "rgb",
+        ["--input", src, "--judged", "reject", "--output", replay, "--judge", "replay:" + cache, "--format", "rgb"],
+    )
     assert code == 0 and json.loads(out3) == rep["result"]
 
 
@@ -173,8 +259,20 @@ def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
 
     src = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
     cache, out = str(tmp_path / "cache.jsonl"), str(tmp_path / "judged.jsonl")
-    argv = ["--input", src, "--judged", "reject", "--output", out, "--judge", server.base_url,
-            "--judge-model", "scripted", "--judge-cache", cache]
+    argv = [
+        "--input",
+        src,
+        "--judged",
+        "reject",
+        "--output",
+        out,
+        "--judge",
+        server.base_url,
+        "--judge-model",
+        "scripted",
+        "--judge-cache",
+        cache,
+    ]
     server.faults = ["400"]
     with pytest.raises(ScoringError, match=r"1 judge call\(s\) failed"):
         _family_judge("rgb", argv)
@@ -192,11 +290,25 @@ def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
 def _pairwise_table(tmp_path):
     table = tmp_path / "table.jsonl"
     with open(table, "w", encoding="utf-8") as fh:
-        for idx, ref, m1 in (("p1", "plain api", "good api"), ("p2", "plain schema", "other schema"),
-                             ("p3", "same ui", "same ui")):
-            fh.write(json.dumps({"index": idx, "question": "Design it.", "evaluating_guidance": "- Be complete.",
-                                 "task": "api_design-general", "reference_answer": "",
-                                 "answer-ref": ref, "answer-m1": m1}) + "\n")
+        for idx, ref, m1 in (
+            ("p1", "plain api", "good api"),
+            ("p2", "plain schema", "other schema"),
+            ("p3", "same ui", "same ui"),
+        ):
+            fh.write(
+                json.dumps(
+                    {
+                        "index": idx,
+                        "question": "Design it.",
+                        "evaluating_guidance": "- Be complete.",
+                        "task": "api_design-general",
+                        "reference_answer": "",
+                        "answer-ref": ref,
+                        "answer-m1": m1,
+                    }
+                )
+                + "\n"
+            )
     return str(table)
 
 
@@ -204,9 +316,25 @@ def test_pairwise_judge_subcommand_live_equals_replay(server, tmp_path):
     table = _pairwise_table(tmp_path)
     cache = str(tmp_path / "cache.jsonl")
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _family_judge("pairwise", ["--input", table, "--refm", "ref", "--output", live,
-                                                "--judge", server.base_url, "--judge-model", "scripted",
-                                                "--judge-cache", cache, "--concurrency", "2"])
+    code, out, err = _family_judge(
+        "pairwise",
+        [
+            "--input",
+            table,
+            "--refm",
+            "ref",
+            "--output",
+            live,
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-cache",
+            cache,
+            "--concurrency",
+            "2",
+        ],
+    )
     assert code == 0, err
     rep = json.loads(out)
     counts = rep["result"]["counts"]
@@ -214,8 +342,9 @@ def test_pairwise_judge_subcommand_live_equals_replay(server, tmp_path):
     assert len(server.requests) == 4
     assert all(r["body"]["temperature"] == 0 and r["body"]["max_tokens"] == 1024 for r in server.requests)
     server.__exit__()
-    code, out2, err = _family_judge("pairwise", ["--input", table, "--refm", "ref", "--output", replay,
-                                                 "--judge", "replay:" + cache])
+    code, out2, err = _family_judge(
+        "pairwise", ["--input", table, "--refm", "ref", "--output", replay, "--judge", "replay:" + cache]
+    )
     assert code == 0, err
     assert json.loads(out2) == rep
     with open(live, "rb") as a, open(replay, "rb") as b:

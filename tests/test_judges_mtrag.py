@@ -8,9 +8,9 @@ import os
 import re
 
 import pytest
-
 from conftest import ROOT, run_cli
 from judge_server import ChatServer
+
 from rageval_min import _judge_mtrag as jm
 from rageval_min._cli_common import CliIO
 from rageval_min.errors import ScoringError
@@ -85,8 +85,22 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
         tasks = [json.loads(line.replace("NaN", "null")) for line in fh]
     cache = str(tmp_path / "cache.jsonl")
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _run(["--input", TASKS, "--output", live, "--judge", server.base_url,
-                           "--judge-model", "scripted", "--judge-cache", cache, "--concurrency", "2"])
+    code, out, err = _run(
+        [
+            "--input",
+            TASKS,
+            "--output",
+            live,
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-cache",
+            cache,
+            "--concurrency",
+            "2",
+        ]
+    )
     assert code == 0, err
     rep = json.loads(out)
     with open(live, encoding="utf-8") as fh:
@@ -98,8 +112,12 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
     assert rep["signature"].endswith("|step=judge|steps=idk+rb_llm+rl_f|judge_template=builtin|judge_model=scripted")
     idk_req = [r for r in server.requests if r["prompt"].rstrip().endswith("[Output]")]
     assert idk_req[0]["body"]["messages"][0]["role"] == "system"
-    assert {k: idk_req[0]["body"][k] for k in ("temperature", "top_p", "max_tokens", "seed")} == \
-        {"temperature": 0.0, "top_p": 1, "max_tokens": 400, "seed": 100}
+    assert {k: idk_req[0]["body"][k] for k in ("temperature", "top_p", "max_tokens", "seed")} == {
+        "temperature": 0.0,
+        "top_p": 1,
+        "max_tokens": 400,
+        "seed": 100,
+    }
     rb_req = [r for r in server.requests if "[The Start of Assistant's Answer]" in r["prompt"]]
     assert rb_req[0]["prompt"].startswith("\n[Instruction]") and rb_req[0]["prompt"].endswith("\n")
     calls = json.loads(out)
@@ -129,12 +147,26 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
     tmpl.write_text("Custom IDK.\n[Response]\n{response}\n[Output]\n", encoding="utf-8")
     out = str(tmp_path / "out.jsonl")
     server.faults = ["400"]  # the first idk call fails and is not guessed
-    code, text, err = _run(["--input", TASKS, "--output", out, "--steps", "idk,underspecified",
-                            "--judge", server.base_url, "--judge-model", "scripted",
-                            "--judge-template", f"idk={tmpl}"])
+    code, text, err = _run(
+        [
+            "--input",
+            TASKS,
+            "--output",
+            out,
+            "--steps",
+            "idk,underspecified",
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-template",
+            f"idk={tmpl}",
+        ]
+    )
     assert code == 0, err
     rep = json.loads(text)
     import hashlib
+
     sha = hashlib.sha256(tmpl.read_bytes()).hexdigest()[:12]
     assert f"judge_template=idk:{sha},underspecified:builtin" in rep["signature"]
     with open(out, encoding="utf-8") as fh:
@@ -144,8 +176,20 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
     assert any("idk_eval: judge call failed" in d for d in rep["diagnostics"])
     assert "RB_llm" not in rows[1]["metrics"] or rows[1]["metrics"]["RB_llm"] != [None]
     with pytest.raises(ScoringError, match="unknown step"):
-        _run(["--input", TASKS, "--output", out, "--steps", "idk,bogus", "--judge", server.base_url,
-              "--judge-model", "m"])
+        _run(
+            [
+                "--input",
+                TASKS,
+                "--output",
+                out,
+                "--steps",
+                "idk,bogus",
+                "--judge",
+                server.base_url,
+                "--judge-model",
+                "m",
+            ]
+        )
 
 
 def test_mtrag_parsers_and_conversation_split():

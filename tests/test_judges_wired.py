@@ -7,7 +7,6 @@ import os
 import sys
 
 import pytest
-
 from conftest import ROOT, run_cli, run_subprocess
 from judge_server import ChatServer
 
@@ -31,15 +30,57 @@ def test_rgb_judge_via_main_and_subprocess(server, tmp_path):
         pytest.skip("rgb judge is not registered by _cmd_rgb.register yet")
     src = os.path.join(ROOT, "gold_samples", "rgb", "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
     cache, out = str(tmp_path / "c.jsonl"), str(tmp_path / "j.jsonl")
-    r = run_cli(["rgb", "judge", "--input", src, "--judged", "reject", "--output", out,
-                 "--judge", server.base_url, "--judge-model", "scripted", "--judge-cache", cache])
+    r = run_cli(
+        [
+            "rgb",
+            "judge",
+            "--input",
+            src,
+            "--judged",
+            "reject",
+            "--output",
+            out,
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "scripted",
+            "--judge-cache",
+            cache,
+        ]
+    )
     assert r.code == 0, r.err
     assert json.loads(r.out)["result"]["reject_rate"] == 0.5
-    p = run_subprocess(["rgb", "judge", "--input", src, "--judged", "reject", "--output", out,
-                        "--judge", "replay:" + cache, "--gate", "reject_rate>0.6"])
+    p = run_subprocess(
+        [
+            "rgb",
+            "judge",
+            "--input",
+            src,
+            "--judged",
+            "reject",
+            "--output",
+            out,
+            "--judge",
+            "replay:" + cache,
+            "--gate",
+            "reject_rate>0.6",
+        ]
+    )
     assert p.code == 1 and json.loads(p.out)["result"]["reject_rate"] == 0.5
-    p = run_subprocess(["rgb", "judge", "--input", src, "--judged", "reject", "--output", out,
-                        "--judge", "replay:" + str(tmp_path / "missing.jsonl")])
+    p = run_subprocess(
+        [
+            "rgb",
+            "judge",
+            "--input",
+            src,
+            "--judged",
+            "reject",
+            "--output",
+            out,
+            "--judge",
+            "replay:" + str(tmp_path / "missing.jsonl"),
+        ]
+    )
     assert p.code == 2 and "replay cache not found" in p.err
 
 
@@ -66,8 +107,23 @@ def test_mtrag_algorithmic_bertscore_options(tmp_path):
         pytest.skip("bert-score or the offline test model is not installed")
     model = os.path.join(list(spec.submodule_search_locations)[0], "model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    r = run_cli(["mtrag", "algorithmic", "--input", src, "--output", out, "--bertscore-model", model,
-                 "--bertscore-layers", "6", "--bertscore-no-rescale", "--gate", "RB_agg>0"])
+    r = run_cli(
+        [
+            "mtrag",
+            "algorithmic",
+            "--input",
+            src,
+            "--output",
+            out,
+            "--bertscore-model",
+            model,
+            "--bertscore-layers",
+            "6",
+            "--bertscore-no-rescale",
+            "--gate",
+            "RB_agg>0",
+        ]
+    )
     assert r.code == 0, r.err
     rep = json.loads(r.out)
     assert f"bertscore=bertscore:model={model},layers=6" in rep["signature"]

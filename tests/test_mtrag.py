@@ -203,7 +203,15 @@ def test_score_record_rb_agg_from_input_bertscore():
     rec = _task(metrics={"BertscoreR": [0.5], "BertKPrec": [0.2, None]})
     out = mtrag.score_record(rec)
     m = out.record["metrics"]
-    assert list(m) == ["BertscoreR", "BertKPrec", "Recall", "RougeL_stemFalse", "Extractiveness_RougeL", "Length", "RB_agg"]
+    assert list(m) == [
+        "BertscoreR",
+        "BertKPrec",
+        "Recall",
+        "RougeL_stemFalse",
+        "Extractiveness_RougeL",
+        "Length",
+        "RB_agg",
+    ]
     want = mtrag.rb_agg(0.5, m["RougeL_stemFalse"][0], [0.2, None]).value
     assert m["RB_agg"] == [want] and isinstance(want, float)
     assert out.diagnostics == []
@@ -261,7 +269,12 @@ def test_score_record_bertscore_r_fallback_to_recall():
 
 @pytest.mark.parametrize(
     "predictions,field",
-    [(None, "predictions"), ([], "predictions"), ([{"x": 1}], "predictions[0].text"), ([{"text": 3}], "predictions[0].text")],
+    [
+        (None, "predictions"),
+        ([], "predictions"),
+        ([{"x": 1}], "predictions[0].text"),
+        ([{"text": 3}], "predictions[0].text"),
+    ],
 )
 def test_score_record_bad_predictions(predictions, field):
     rec = _task(predictions=predictions)
@@ -298,10 +311,24 @@ def test_task_id_int_becomes_str():
 @pytest.mark.parametrize(
     "text,want",
     [
-        ("yes", 1), ("Yes, the response...", 1), ("  NO.", 0), ("no", 0), ("partial", 0.5),
-        ("Partially", 0.5), ("maybe", 0.5), ("yesno", 0.5), ("\n\tyes", 1), ('"yes"', "unknown"),
-        ("*yes*", "unknown"), ("1", "unknown"), ("[yes]", "unknown"), ("", "unknown"),
-        ("   ", "unknown"), (None, None), (5, None), ("éyes", "unknown"),
+        ("yes", 1),
+        ("Yes, the response...", 1),
+        ("  NO.", 0),
+        ("no", 0),
+        ("partial", 0.5),
+        ("Partially", 0.5),
+        ("maybe", 0.5),
+        ("yesno", 0.5),
+        ("\n\tyes", 1),
+        ('"yes"', "unknown"),
+        ("*yes*", "unknown"),
+        ("1", "unknown"),
+        ("[yes]", "unknown"),
+        ("", "unknown"),
+        ("   ", "unknown"),
+        (None, None),
+        (5, None),
+        ("éyes", "unknown"),
     ],
 )
 def test_first_token_idk(text, want):
@@ -366,9 +393,18 @@ def test_parse_underspecified(text, want):
 @pytest.mark.parametrize(
     "a,idk,want",
     [
-        ("UNANSWERABLE", 1, 1), ("CONVERSATIONAL", 1, 1), ("UNANSWERABLE", 0, 0), ("UNANSWERABLE", 0.5, 0),
-        ("UNANSWERABLE", "unknown", 0.7), ("UNANSWERABLE", None, 0.7), ("ANSWERABLE", 1, 0), ("PARTIAL", 1, 0),
-        (None, 1, 0), ("ANSWERABLE", 0, 0.7), ("PARTIAL", 0.5, 0.7), ("ANSWERABLE", "unknown", 0.7),
+        ("UNANSWERABLE", 1, 1),
+        ("CONVERSATIONAL", 1, 1),
+        ("UNANSWERABLE", 0, 0),
+        ("UNANSWERABLE", 0.5, 0),
+        ("UNANSWERABLE", "unknown", 0.7),
+        ("UNANSWERABLE", None, 0.7),
+        ("ANSWERABLE", 1, 0),
+        ("PARTIAL", 1, 0),
+        (None, 1, 0),
+        ("ANSWERABLE", 0, 0.7),
+        ("PARTIAL", 0.5, 0.7),
+        ("ANSWERABLE", "unknown", 0.7),
         ("UNANSWERABLE", 1.0, 1),
     ],
 )
@@ -387,7 +423,11 @@ def test_condition_idk_underspecified():
 
 
 def test_condition_record_keys_and_errors():
-    rec = {"task_id": "t", "answerability": ["UNANSWERABLE"], "metrics": {"RB_agg": [0.3], "RL_F": [None], "idk_eval": [1]}}
+    rec = {
+        "task_id": "t",
+        "answerability": ["UNANSWERABLE"],
+        "metrics": {"RB_agg": [0.3], "RL_F": [None], "idk_eval": [1]},
+    }
     out = mtrag.condition_record(rec)
     m = out.record["metrics"]
     assert m["RL_F_idk_underspecified"] == [1] and m["RB_agg_idk_underspecified"] == [1]
@@ -416,7 +456,11 @@ def test_answerability_alias():
 
 def test_round_floats_like_pandas():
     assert mtrag.round_floats([0.9999997615814201, 1e-12, 0.8500000000000001, 3, True]) == [
-        0.9999997616, 0.0, 0.85, 3, True
+        0.9999997616,
+        0.0,
+        0.85,
+        3,
+        True,
     ]
     assert mtrag.round_floats({"a": float("nan")}) == {"a": None}
 
@@ -425,7 +469,9 @@ def test_summary_table6_from_flat_rows():
     acc = mtrag.SummaryAccumulator()
     for row in SUBSET:
         group = mtrag.answerability_group(row["answerability"][0])
-        acc.add("Reference", row["model_id"], group, {"RL_F": row["rl_f"], "RB_llm": row["rb_llm"], "RB_agg": row["rb_agg"]})
+        acc.add(
+            "Reference", row["model_id"], group, {"RL_F": row["rl_f"], "RB_llm": row["rb_llm"], "RB_agg": row["rb_agg"]}
+        )
     res = acc.result()["Reference"]
     table6 = {
         "reference": (0.86, 0.97, 0.87),

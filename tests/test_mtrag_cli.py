@@ -3,7 +3,6 @@
 import json
 import os
 
-
 from conftest import DATA, ROOT, run_cli, run_subprocess
 
 MT = os.path.join(DATA, "mtrag")
@@ -106,8 +105,21 @@ def test_condition_gold_and_rounding(tmp_path):
         assert out.read_text(encoding="utf-8") == fh.read()
     rec = _lines(str(out))[1]
     assert rec["metrics"]["RB_llm"] == [0.85]  # 0.8500000000000001 rounded like pandas
-    r = run_cli(["mtrag", "condition", "--input", os.path.join(GOLD, "judged.jsonl"), "--output", str(out),
-                 "--full-precision", "--variant", "paper_idk", "--metric", "RB_llm"])
+    r = run_cli(
+        [
+            "mtrag",
+            "condition",
+            "--input",
+            os.path.join(GOLD, "judged.jsonl"),
+            "--output",
+            str(out),
+            "--full-precision",
+            "--variant",
+            "paper_idk",
+            "--metric",
+            "RB_llm",
+        ]
+    )
     assert r.code == 0
     rec = _lines(str(out))[1]
     assert rec["metrics"]["RB_llm_idk"] == [0.8500000000000001]
@@ -123,8 +135,22 @@ def test_condition_missing_idk_is_input_error(tmp_path):
 
 
 def test_table6_reproduces_exactly():
-    r = run_cli(["mtrag", "summarize", "--input", ANALYTICS, "--setting", "Reference",
-                 "--metric", "rl_f", "--metric", "rb_llm", "--metric", "rb_agg"])
+    r = run_cli(
+        [
+            "mtrag",
+            "summarize",
+            "--input",
+            ANALYTICS,
+            "--setting",
+            "Reference",
+            "--metric",
+            "rl_f",
+            "--metric",
+            "rb_llm",
+            "--metric",
+            "rb_agg",
+        ]
+    )
     assert r.code == 0, r.err
     report = json.loads(r.out)
     models = report["result"]["settings"][0]["models"]
@@ -161,8 +187,24 @@ def test_summarize_human_metrics_left_out_and_text_format():
 
 def test_summarize_jsonl_and_two_settings(tmp_path):
     conditioned = os.path.join(GOLD, "expected_conditioned.jsonl")
-    r = run_cli(["mtrag", "summarize", "--input", conditioned, "--input", ANALYTICS,
-                 "--setting", "demo", "--setting", "Reference", "--metric", "RB_agg_idk_underspecified", "--metric", "rb_agg"])
+    r = run_cli(
+        [
+            "mtrag",
+            "summarize",
+            "--input",
+            conditioned,
+            "--input",
+            ANALYTICS,
+            "--setting",
+            "demo",
+            "--setting",
+            "Reference",
+            "--metric",
+            "RB_agg_idk_underspecified",
+            "--metric",
+            "rb_agg",
+        ]
+    )
     assert r.code == 0, r.err
     settings = json.loads(r.out)["result"]["settings"]
     assert [s["setting"] for s in settings] == ["demo", "Reference"]
@@ -179,8 +221,14 @@ def test_summarize_schema2_results(tmp_path):
     data = {
         "tasks": [{"task_id": "t1", "answerability": "ANSWERABLE"}, {"task_id": "t2", "answerability": "UNANSWERABLE"}],
         "results": [
-            {"task_id": "t1", "model_id": "m", "scores": {"Recall": {"system": {"value": 0.5}},
-                                                          "answerability_accuracy": {"system": {"value": "True Positive"}}}},
+            {
+                "task_id": "t1",
+                "model_id": "m",
+                "scores": {
+                    "Recall": {"system": {"value": 0.5}},
+                    "answerability_accuracy": {"system": {"value": "True Positive"}},
+                },
+            },
             {"task_id": "t2", "model_id": "m", "scores": {"Recall": {"system": {"value": 0.25}}}},
         ],
     }
@@ -213,20 +261,43 @@ def test_subprocess_exit_codes(tmp_path):
     out = tmp_path / "o.jsonl"
     r = run_subprocess(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--gate", "Recall>0.99"])
     assert r.code == 1 and out.exists()
-    r = run_subprocess(["mtrag", "summarize", "--input", ANALYTICS, "--format", "markdown",
-                        "--gate", "Reference/reference/Answerable/rb_agg>=0.87"])
+    r = run_subprocess(
+        [
+            "mtrag",
+            "summarize",
+            "--input",
+            ANALYTICS,
+            "--format",
+            "markdown",
+            "--gate",
+            "Reference/reference/Answerable/rb_agg>=0.87",
+        ]
+    )
     assert r.code == 2  # setting label defaults to the file name
-    r = run_subprocess(["mtrag", "summarize", "--input", ANALYTICS, "--setting", "Reference", "--format", "markdown",
-                        "--gate", "Reference/reference/Answerable/rb_agg>=0.87"])
+    r = run_subprocess(
+        [
+            "mtrag",
+            "summarize",
+            "--input",
+            ANALYTICS,
+            "--setting",
+            "Reference",
+            "--format",
+            "markdown",
+            "--gate",
+            "Reference/reference/Answerable/rb_agg>=0.87",
+        ]
+    )
     assert r.code == 0 and "PASS" in r.out
     r = run_subprocess(["mtrag", "condition", "--input", str(tmp_path / "missing.jsonl"), "--output", str(out)])
     assert r.code == 2 and "Traceback" not in r.err
 
 
 def test_demo_section():
+    import io
+
     from rageval_min import _cmd_mtrag
     from rageval_min._cli_common import CliIO
-    import io
 
     text = _cmd_mtrag.demo(CliIO(io.StringIO(), io.StringIO()))
     assert "matches gold_samples/mtrag" in text and "RB_agg_idk_underspecified" in text

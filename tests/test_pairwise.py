@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-
 from conftest import DATA
 
 from rageval_min import pairwise as pw
@@ -21,14 +20,17 @@ SYNRUN = os.path.join(SYN, "synthetic_meta_infer_input_2680_record0_fakejudge_2"
 EXAMPLE = os.path.join(PW, "examples", "DevBench_projects_example.xlsx")
 
 RUNS = {
-    "gpt35": (os.path.join(RUN35, "record_gpt-3.5-turbo-1106_2.tsv"),
-              os.path.join(PW, "derived", "expected_values_DevBench_example_gpt-3.5-turbo-1106_judge.json"),
-              RUN35),
-    "gpt4": (os.path.join(RUN4, "record_gpt-4-1106-preview_2.tsv"),
-             os.path.join(PW, "derived", "expected_values_DevBench_example_gpt-4-1106-preview_judge.json"),
-             RUN4),
-    "synthetic": (os.path.join(SYNRUN, "record_fakejudge_2.tsv"),
-                  os.path.join(SYNRUN, "expected_values.json"), SYNRUN),
+    "gpt35": (
+        os.path.join(RUN35, "record_gpt-3.5-turbo-1106_2.tsv"),
+        os.path.join(PW, "derived", "expected_values_DevBench_example_gpt-3.5-turbo-1106_judge.json"),
+        RUN35,
+    ),
+    "gpt4": (
+        os.path.join(RUN4, "record_gpt-4-1106-preview_2.tsv"),
+        os.path.join(PW, "derived", "expected_values_DevBench_example_gpt-4-1106-preview_judge.json"),
+        RUN4,
+    ),
+    "synthetic": (os.path.join(SYNRUN, "record_fakejudge_2.tsv"), os.path.join(SYNRUN, "expected_values.json"), SYNRUN),
 }
 
 
@@ -100,8 +102,7 @@ def test_shipped_xlsx_tables_equal_our_float32_values(name):
         rows = read_xlsx_rows(os.path.join(rundir, table + ".xlsx"))
         assert rows[0] == res.result["old_version"][table]["columns"]
         shipped = {r[0]: [float(v) for v in r[1:]] for r in rows[1:]}
-        ours = {m: [float("%.16g" % v) for v in vals]
-                for m, vals in _as_map(res.result["old_version"][table]).items()}
+        ours = {m: [float("%.16g" % v) for v in vals] for m, vals in _as_map(res.result["old_version"][table]).items()}
         assert ours == shipped
 
 
@@ -123,11 +124,9 @@ def test_consistency_partitions_match_shipped_tsvs(name):
     recs, exp = _load(name)
     res = pw.score(recs, nopt=2, refm=exp["refm"])
     rundir = RUNS[name][2]
-    for fname, rows in (("consistent_cmp.tsv", res.consistent_rows),
-                        ("inconsistent_cmp.tsv", res.inconsistent_rows)):
+    for fname, rows in (("consistent_cmp.tsv", res.consistent_rows), ("inconsistent_cmp.tsv", res.inconsistent_rows)):
         shipped = [r for _, r in pw.read_table(os.path.join(rundir, fname))]
-        assert [(r["cmp_index"], r["extracted"]) for r in rows] == \
-            [(r["cmp_index"], r["extracted"]) for r in shipped]
+        assert [(r["cmp_index"], r["extracted"]) for r in rows] == [(r["cmp_index"], r["extracted"]) for r in shipped]
         assert [dict(r) for r in rows] == shipped
 
 
@@ -146,6 +145,7 @@ def test_synthetic_run_exercises_quirks():
 
 
 # --------------------------------------------------------------------------- construction
+
 
 def test_dual_construction_reproduces_synthetic_infer_input_byte_for_byte():
     rows = [r for _, r in pw.read_table(os.path.join(SYN, "synthetic_meta.xlsx"))]
@@ -188,10 +188,23 @@ def test_random_mode_follows_numpy_legacy_generator():
     # np.random.seed(2680); [np.random.random() < 0.5 for _ in range(8)] (numpy 2.4.6)
     rng = pw.legacy_numpy_random(2680)
     assert [rng.random() for _ in range(4)] == [
-        0.008946134271974326, 0.9673514412750607, 0.5122443732189818, 0.6986705973852069]
-    rows = [{"question": "q", "index": f"i{k}-general", "evaluating_guidance": "g",
-             "task": "t-general", "reference_answer": "", "answer-r": "a", "answer-m": "b"}
-            for k in range(8)]
+        0.008946134271974326,
+        0.9673514412750607,
+        0.5122443732189818,
+        0.6986705973852069,
+    ]
+    rows = [
+        {
+            "question": "q",
+            "index": f"i{k}-general",
+            "evaluating_guidance": "g",
+            "task": "t-general",
+            "reference_answer": "",
+            "answer-r": "a",
+            "answer-m": "b",
+        }
+        for k in range(8)
+    ]
     comps = pw.build_comparisons(rows, refm="r", models=["m", "m"], mode="random")
     normal = [c.A == "r" for c in comps]
     expected = [True, False, False, False, False, False, True, False]
@@ -208,16 +221,33 @@ def test_random_mode_cross_checked_with_numpy_when_available():
 
 
 def test_negative_seed_swaps_model_and_refm():
-    rows = [{"question": "q", "index": "i-general", "evaluating_guidance": "g",
-             "reference_answer": None, "answer-r": "a", "answer-m": "b"}]
+    rows = [
+        {
+            "question": "q",
+            "index": "i-general",
+            "evaluating_guidance": "g",
+            "reference_answer": None,
+            "answer-r": "a",
+            "answer-m": "b",
+        }
+    ]
     comps = pw.build_comparisons(rows, refm="r", models=["m"], seed=-3)
     assert [c.cmp_index for c in comps] == ["i-general;m;r", "i-general;r;m"]
 
 
 def test_missing_answer_becomes_nan_text_and_strip_decides_em():
-    rows = [{"question": "  q  ", "index": "i-general", "evaluating_guidance": None,
-             "reference_answer": None, "answer-r": None, "answer-m": "NA",
-             "answer-k": " same ", "answer-j": "same"}]
+    rows = [
+        {
+            "question": "  q  ",
+            "index": "i-general",
+            "evaluating_guidance": None,
+            "reference_answer": None,
+            "answer-r": None,
+            "answer-m": "NA",
+            "answer-k": " same ",
+            "answer-j": "same",
+        }
+    ]
     comps = pw.build_comparisons(rows, refm="r", models=["m"])
     assert comps[0].question == "q"
     assert comps[0].answer1 == comps[0].answer2 == "nan" and comps[0].exact_match
@@ -226,8 +256,16 @@ def test_missing_answer_becomes_nan_text_and_strip_decides_em():
 
 
 def test_construction_errors_name_the_problem():
-    rows = [{"question": "q", "index": "i;x-general", "evaluating_guidance": "g",
-             "reference_answer": "", "answer-r": "a", "answer-m": "b"}]
+    rows = [
+        {
+            "question": "q",
+            "index": "i;x-general",
+            "evaluating_guidance": "g",
+            "reference_answer": "",
+            "answer-r": "a",
+            "answer-m": "b",
+        }
+    ]
     with pytest.raises(ScoringError, match="answer-zz"):
         pw.build_comparisons(rows, refm="r", models=["zz"])
     with pytest.raises(ScoringError, match="answer-nope"):
@@ -240,10 +278,20 @@ def test_construction_errors_name_the_problem():
 
 # --------------------------------------------------------------------------- prompts
 
+
 def _comp(**kw):
-    base = dict(cmp_index="i-general;r;m", question="Q?", answer1="one", answer2="two", A="r", B="m",
-                reference_answer=None, evaluating_guidance="be strict", task="t-general",
-                exact_match=False)
+    base = dict(
+        cmp_index="i-general;r;m",
+        question="Q?",
+        answer1="one",
+        answer2="two",
+        A="r",
+        B="m",
+        reference_answer=None,
+        evaluating_guidance="be strict",
+        task="t-general",
+        exact_match=False,
+    )
     base.update(kw)
     return pw.Comparison(**base)
 
@@ -260,8 +308,7 @@ def test_builtin_prompt_has_options_and_output_format(nopt, letters):
 
 
 def test_prompt_reference_quirks():
-    text = pw.render_prompt(_comp(evaluating_guidance="NA", reference_answer="the ref",
-                                  question="", answer2=None))
+    text = pw.render_prompt(_comp(evaluating_guidance="NA", reference_answer="the ref", question="", answer2=None))
     assert "<Evaluating Guidance>" in text  # left in place when guidance is missing
     assert "Reference answer" in text
     assert "the ref" in text and text.index("Response 2") < text.index("the ref")
@@ -271,20 +318,23 @@ def test_prompt_reference_quirks():
 def test_user_template_placeholders_single_pass():
     tpl = pw.load_template(
         "G=<Evaluating Guidance>|Q={{question}}|1={{answer1}}|2={{answer2}}"
-        "{{#reference_answer}}|R={{reference_answer}}{{/reference_answer}}")
+        "{{#reference_answer}}|R={{reference_answer}}{{/reference_answer}}"
+    )
     c = _comp(question="{{answer1}} <Evaluating Guidance>")
-    assert pw.render_prompt(c, template=tpl) == \
-        "G=be strict|Q={{answer1}} <Evaluating Guidance>|1=one|2=two"
+    assert pw.render_prompt(c, template=tpl) == "G=be strict|Q={{answer1}} <Evaluating Guidance>|1=one|2=two"
     assert pw.render_prompt(c._replace(reference_answer="ref"), template=tpl).endswith("|R=ref")
     assert pw.template_id(tpl) != "builtin" and len(pw.template_id(tpl)) == 12
     assert pw.template_id(None) == "builtin"
 
 
-@pytest.mark.parametrize("text,msg", [
-    ("{{question}} {{answer1}}", r"no \{\{answer2\}\}"),
-    ("{{question}} {{answer1}} {{answer2}} {{guidance}}", "unknown placeholder"),
-    ("{{question}} {{answer1}} {{answer2}} {{#reference_answer}}", "unbalanced"),
-])
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("{{question}} {{answer1}}", r"no \{\{answer2\}\}"),
+        ("{{question}} {{answer1}} {{answer2}} {{guidance}}", "unknown placeholder"),
+        ("{{question}} {{answer1}} {{answer2}} {{#reference_answer}}", "unbalanced"),
+    ],
+)
 def test_bad_templates_are_rejected(text, msg):
     with pytest.raises(ScoringError, match=msg):
         pw.load_template(text, path="t.txt")
@@ -292,13 +342,24 @@ def test_bad_templates_are_rejected(text, msg):
 
 # --------------------------------------------------------------------------- extraction and numerics
 
-@pytest.mark.parametrize("text,choice", [
-    ("Choice: A\nReason: x", "A"),
-    ("preamble Choice: C later Choice: A", "C"),
-    ("选择：D", "D"),
-    ("Choice:A", None), ("choice: A", None), ("Choice: **A**", None), ("Choice - A", None),
-    ("CHOICE: A", None), ("Choice:  A", None), ("Choice: a", None), ("", None), (None, None),
-])
+
+@pytest.mark.parametrize(
+    "text,choice",
+    [
+        ("Choice: A\nReason: x", "A"),
+        ("preamble Choice: C later Choice: A", "C"),
+        ("选择：D", "D"),
+        ("Choice:A", None),
+        ("choice: A", None),
+        ("Choice: **A**", None),
+        ("Choice - A", None),
+        ("CHOICE: A", None),
+        ("Choice:  A", None),
+        ("Choice: a", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_reference_choice_regex(text, choice):
     assert pw.extract_choice(text) == choice
 
@@ -342,6 +403,7 @@ def test_numpy_mean_std_emulation_known_values():
 def test_numpy_mean_std_cross_checked_when_available():
     np = pytest.importorskip("numpy")
     import random
+
     rng = random.Random(7)
     for n in (1, 7, 8, 9, 127, 128, 129, 257, 1000, 9000, 17000):
         ints = [rng.randint(0, 5000) for _ in range(n)]

@@ -12,9 +12,18 @@ def rec(cmp_index, judge, task=None, a1=None, a2=None):
     idx, a, b = cmp_index.split(";")[:3]
     if task is None:
         task = idx.split("_", 1)[1]
-    return {"cmp_index": cmp_index, "question": "q", "answer1": ANS.get(a, a) if a1 is None else a1,
-            "answer2": ANS.get(b, b) if a2 is None else a2, "A": a, "B": b,
-            "reference_answer": "", "evaluating_guidance": "g", "task": task, "judge": judge}
+    return {
+        "cmp_index": cmp_index,
+        "question": "q",
+        "answer1": ANS.get(a, a) if a1 is None else a1,
+        "answer2": ANS.get(b, b) if a2 is None else a2,
+        "A": a,
+        "B": b,
+        "reference_answer": "",
+        "evaluating_guidance": "g",
+        "task": task,
+        "judge": judge,
+    }
 
 
 def nopt4_records():
@@ -23,12 +32,12 @@ def nopt4_records():
         rec("p_d-general;X;R", "Choice: C"),
         rec("p_d-faithfulness;R;X", "Choice: D"),
         rec("p_d-faithfulness;X;R", "Choice: D"),
-        rec("q_d-general;R;X", "Choice: A"),          # R wins ...
-        rec("q_d-general;X;R", "Choice: A"),          # ... X wins: (A,A) inconsistent
-        rec("p_d-general;R;Y", "Choice: B"),          # orphan (partner failed), Y wins
+        rec("q_d-general;R;X", "Choice: A"),  # R wins ...
+        rec("q_d-general;X;R", "Choice: A"),  # ... X wins: (A,A) inconsistent
+        rec("p_d-general;R;Y", "Choice: B"),  # orphan (partner failed), Y wins
         rec("p_d-general;Y;R", pw.FAIL_MESSAGE),
-        rec("p_d-faithfulness;R;Y", "I pick A"),      # unparseable
-        rec("p_d-faithfulness;Y;R", "选择：A"),       # orphan, Y wins
+        rec("p_d-faithfulness;R;Y", "I pick A"),  # unparseable
+        rec("p_d-faithfulness;Y;R", "选择：A"),  # orphan, Y wins
         rec("q_d-general;R;Y", "EM", a2="RRRR"),
         rec("q_d-general;Y;R", "EM", a1="RRRR"),
     ]
@@ -37,8 +46,15 @@ def nopt4_records():
 def test_nopt4_counts_consistency_and_log():
     res = pw.score(nopt4_records(), nopt=4, refm="R")
     c = res.result["counts"]
-    assert dict(c) == {"total": 12, "failed": 1, "non_exact": 10, "extracted": 8,
-                       "extraction_rate": 0.8, "consistent": 6, "consistency_rate": 0.75}
+    assert dict(c) == {
+        "total": 12,
+        "failed": 1,
+        "non_exact": 10,
+        "extracted": 8,
+        "extraction_rate": 0.8,
+        "consistent": 6,
+        "consistency_rate": 0.75,
+    }
     assert pw.log_lines(c) == [
         "Total comparisons: 12. Failed to response: 1",
         "Total comparisons: 12. Non exact matches:  10",
@@ -54,19 +70,29 @@ def test_nopt4_old_version_c_and_d():
     old = res.result["old_version"]
     cols = ["model", "Overall-lang", "EN", "d", "d-faithfulness", "d-general"]
     # X: 2 C + 2 D of 4 -> halfdraw (0 + 4/2)/4; bothgood (0 + 2)/4; faithfulness has only D
-    assert old["win+halfdraw"] == {"columns": cols, "rows": [
-        ["X", 0.5, 0.5, 0.5, 0.5, 0.5], ["Y", 1.0, 1.0, 1.0, 1.0, 1.0]]}
-    assert old["win+bothgood"] == {"columns": cols, "rows": [
-        ["X", 0.5, 0.5, 0.5, 0.0, 1.0], ["Y", 1.0, 1.0, 1.0, 1.0, 1.0]]}
+    assert old["win+halfdraw"] == {
+        "columns": cols,
+        "rows": [["X", 0.5, 0.5, 0.5, 0.5, 0.5], ["Y", 1.0, 1.0, 1.0, 1.0, 1.0]],
+    }
+    assert old["win+bothgood"] == {
+        "columns": cols,
+        "rows": [["X", 0.5, 0.5, 0.5, 0.0, 1.0], ["Y", 1.0, 1.0, 1.0, 1.0, 1.0]],
+    }
 
 
 def test_nopt4_new_version_d_is_a_loss_for_both_and_inconsistent_is_a_tie():
     res = pw.score(nopt4_records(), nopt=4, refm="R")
     new = res.result["new_version"]
     assert dict(new["with_tie"]) == {
-        "faithfulness;R;X": 0.0, "faithfulness;R;Y": 0.0, "faithfulness;X;R": 0.0,
-        "faithfulness;Y;R": 1.0, "general;R;X": 0.5, "general;R;Y": 0.0,
-        "general;X;R": 0.5, "general;Y;R": 1.0}
+        "faithfulness;R;X": 0.0,
+        "faithfulness;R;Y": 0.0,
+        "faithfulness;X;R": 0.0,
+        "faithfulness;Y;R": 1.0,
+        "general;R;X": 0.5,
+        "general;R;Y": 0.0,
+        "general;X;R": 0.5,
+        "general;Y;R": 1.0,
+    }
     wo = dict(new["without_tie"])
     assert wo["general;X;R"] == 0 and type(wo["general;X;R"]) is int  # tot - tie == 0
     assert wo["faithfulness;X;R"] == 0.0 and type(wo["faithfulness;X;R"]) is float
@@ -85,16 +111,22 @@ def test_nopt4_lengths_count_every_row_in_first_appearance_order():
 
 
 def test_nopt4_extras():
-    res = pw.score(nopt4_records(), nopt=4, refm="R",
-                   extras=["conservative_win_rate", "per_model_consistency", "unparseable_share"])
+    res = pw.score(
+        nopt4_records(),
+        nopt=4,
+        refm="R",
+        extras=["conservative_win_rate", "per_model_consistency", "unparseable_share"],
+    )
     r = res.result
     assert list(r)[-3:] == ["conservative_win_rate", "per_model_consistency", "unparseable_share"]
     # X has three complete pairs: (C,C) tie, (D,D) tie, disagreement tie; Y has none
-    assert r["conservative_win_rate"] == {"X": {"win": 0, "loss": 0, "tie": 3, "win_rate": 0.0,
-                                                "win_rate_adjusted": 0.5}}
+    assert r["conservative_win_rate"] == {
+        "X": {"win": 0, "loss": 0, "tie": 3, "win_rate": 0.0, "win_rate_adjusted": 0.5}
+    }
     assert r["per_model_consistency"] == {
         "X": {"consistent": 4, "extracted": 6, "consistency_rate": 4 / 6},
-        "Y": {"consistent": 2, "extracted": 2, "consistency_rate": 1.0}}
+        "Y": {"consistent": 2, "extracted": 2, "consistency_rate": 1.0},
+    }
     assert r["unparseable_share"] == {"unparseable": 1, "answered": 9, "share": 1 / 9}
     m = res.metrics
     assert m["unparseable_share"] == 1 / 9
@@ -105,10 +137,14 @@ def test_nopt4_extras():
 
 def nopt3_records():
     return [
-        rec("a_d-general;R;X", "Choice: C"), rec("a_d-general;X;R", "Choice: C"),
-        rec("b_d-general;R;X", "Choice: B"), rec("b_d-general;X;R", "Choice: A"),
-        rec("c_d-general;R;X", "Choice: A"), rec("c_d-general;X;R", "Choice: C"),
-        rec("e_d-general;R;X", "Choice: D"), rec("e_d-general;X;R", "Choice: D"),
+        rec("a_d-general;R;X", "Choice: C"),
+        rec("a_d-general;X;R", "Choice: C"),
+        rec("b_d-general;R;X", "Choice: B"),
+        rec("b_d-general;X;R", "Choice: A"),
+        rec("c_d-general;R;X", "Choice: A"),
+        rec("c_d-general;X;R", "Choice: C"),
+        rec("e_d-general;R;X", "Choice: D"),
+        rec("e_d-general;X;R", "Choice: D"),
     ]
 
 
@@ -131,11 +167,9 @@ def test_nopt3_letters_by_nopt_drops_d():
 
 
 def test_float64_tables_variant_on_a_rounding_tie():
-    recs = [rec("o0_d-general;R;X", "Choice: C")] + [
-        rec(f"o{i}_d-general;R;X", "Choice: A") for i in range(1, 80)]
+    recs = [rec("o0_d-general;R;X", "Choice: C")] + [rec(f"o{i}_d-general;R;X", "Choice: A") for i in range(1, 80)]
     default = pw.score(recs, nopt=3, refm="R").result["old_version"]["win+halfdraw"]["rows"][0]
-    f64 = pw.score(recs, nopt=3, refm="R", variants=["float64_tables"]
-                   ).result["old_version"]["win+halfdraw"]["rows"][0]
+    f64 = pw.score(recs, nopt=3, refm="R", variants=["float64_tables"]).result["old_version"]["win+halfdraw"]["rows"][0]
     assert default[1] == pw.f32(0.0062)
     assert f64[1] == 0.0063
 
@@ -159,9 +193,13 @@ def test_choice_lenient_variant():
 
 def test_macro_average_variant():
     # project a: X wins 2 of 2; project b: X loses 1 of 1 (orphan) -> micro 2/3, macro 1/2
-    recs = [rec("a_d-general;R;X", "Choice: B"), rec("a_d-general;X;R", "Choice: A"),
-            rec("b_d-general;R;X", "Choice: A"), rec("c_d-general;R;X", "Choice: A"),
-            rec("c_d-general;X;R", "Choice: A")]
+    recs = [
+        rec("a_d-general;R;X", "Choice: B"),
+        rec("a_d-general;X;R", "Choice: A"),
+        rec("b_d-general;R;X", "Choice: A"),
+        rec("c_d-general;R;X", "Choice: A"),
+        rec("c_d-general;X;R", "Choice: A"),
+    ]
     micro = pw.score(recs, nopt=2, refm="R").result["new_version"]["with_tie"]
     macro = pw.score(recs, nopt=2, refm="R", variants=["macro_average"]).result["new_version"]["with_tie"]
     # c is inconsistent: 2 ties in each direction
@@ -180,10 +218,10 @@ def test_strict_ids_and_extra_semicolons():
 
 # --------------------------------------------------------------------------- crash paths
 
+
 def test_malformed_cmp_index_names_it():
     with pytest.raises(ScoringError, match=r"cmp_index=broken-general: cmp_index"):
-        pw.score([dict(rec("x_d-general;R;X", "Choice: A"), cmp_index="broken-general")],
-                 nopt=2, refm="R")
+        pw.score([dict(rec("x_d-general;R;X", "Choice: A"), cmp_index="broken-general")], nopt=2, refm="R")
 
 
 def test_too_many_failures_lists_cmp_indexes():
@@ -239,13 +277,16 @@ def test_missing_task_counts_only_in_overall():
     res = pw.score([r, rec("b_d-general;R;X", "Choice: A")], nopt=2, refm="R")
     assert res.result["old_version"]["win+halfdraw"] == {
         "columns": ["model", "Overall-lang", "EN", "d", "d-general"],
-        "rows": [["X", 0.5, 0.5, 0.0, 0.0]]}
+        "rows": [["X", 0.5, 0.5, 0.0, 0.0]],
+    }
     assert any("no task" in d for d in res.diagnostics)
 
 
 def test_substring_task_filter_quirk():
-    recs = [rec("p_a-general;R;X", "Choice: B", task="a-general"),
-            rec("p_aa-general;R;X", "Choice: A", task="aa-general")]
+    recs = [
+        rec("p_a-general;R;X", "Choice: B", task="a-general"),
+        rec("p_aa-general;R;X", "Choice: A", task="aa-general"),
+    ]
     rows = pw.score(recs, nopt=2, refm="R").result["old_version"]["win+halfdraw"]
     cols = rows["columns"]
     assert cols == ["model", "Overall-lang", "EN", "a", "aa", "a-general", "aa-general"]
@@ -255,8 +296,11 @@ def test_substring_task_filter_quirk():
 
 
 def test_duplicate_cmp_index_last_prediction_wins():
-    recs = [rec("a_d-general;R;X", "Choice: A"), rec("a_d-general;R;X", "Choice: B"),
-            rec("a_d-general;X;R", "Choice: A")]
+    recs = [
+        rec("a_d-general;R;X", "Choice: A"),
+        rec("a_d-general;R;X", "Choice: B"),
+        rec("a_d-general;X;R", "Choice: A"),
+    ]
     res = pw.score(recs, nopt=2, refm="R")
     # pred[a;R;X] = B; partner A -> (B,A) consistent for all three rows
     assert res.result["counts"]["consistent"] == 3

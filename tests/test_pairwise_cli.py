@@ -5,7 +5,6 @@ import json
 import os
 
 import pytest
-
 from conftest import DATA, run_cli, run_subprocess
 
 from rageval_min import pairwise as pw
@@ -19,9 +18,18 @@ SYN = os.path.join(PW, "synthetic", "nopt2")
 SYNRUN = os.path.join(SYN, "synthetic_meta_infer_input_2680_record0_fakejudge_2")
 SYNREC = os.path.join(SYNRUN, "record_fakejudge_2.tsv")
 REFM = "gpt-3.5-turbo-1106"
-SHIPPED_ORDER = ["gpt-4-0613", "gpt-4-1106-preview", "gpt-4-0125-preview", "codellama-7b-instruct",
-                 "codellama-13b-instruct", "codellama-34b-instruct", "deepseek-coder-1.3b-instruct",
-                 "deepseek-coder-6.7b-instruct", "deepseek-coder-33b-instruct", REFM]
+SHIPPED_ORDER = [
+    "gpt-4-0613",
+    "gpt-4-1106-preview",
+    "gpt-4-0125-preview",
+    "codellama-7b-instruct",
+    "codellama-13b-instruct",
+    "codellama-34b-instruct",
+    "deepseek-coder-1.3b-instruct",
+    "deepseek-coder-6.7b-instruct",
+    "deepseek-coder-33b-instruct",
+    REFM,
+]
 
 
 def _json(path):
@@ -52,25 +60,50 @@ def test_prompts_to_score_round_trip_from_the_example_xlsx(tmp_path):
             if not c["exact_match"]:
                 c["judge"] = judged[c["cmp_index"]]
             fh.write(json.dumps(c) + "\n")
-    r = run_cli(["pairwise", "score", "--record", rec_path, "--nopt", "2", "--refm", REFM,
-                 "--judge-column", "judge"])
+    r = run_cli(["pairwise", "score", "--record", rec_path, "--nopt", "2", "--refm", REFM, "--judge-column", "judge"])
     assert r.code == 0, r.err
     out = json.loads(r.out)
     assert out["family"] == "pairwise"
-    assert list(out["result"])[:7] == ["refm", "judge_column", "nopt", "counts", "old_version",
-                                       "new_version", "length_stats"]
+    assert list(out["result"])[:7] == [
+        "refm",
+        "judge_column",
+        "nopt",
+        "counts",
+        "old_version",
+        "new_version",
+        "length_stats",
+    ]
     expected = _json(os.path.join(PW, "derived", "expected_values_DevBench_example_gpt-3.5-turbo-1106_judge.json"))
     assert check_against_expected(out["result"], expected) == []
 
 
 def test_prompts_tsv_output_is_the_reference_infer_input(tmp_path):
     out = str(tmp_path / "infer.tsv")
-    r = run_cli(["pairwise", "prompts", "--input", os.path.join(SYN, "synthetic_meta.xlsx"),
-                 "--refm", "ref", "--model", "m1", "--model", "m2", "--model", "m3", "--model", "ref",
-                 "--output", out])
+    r = run_cli(
+        [
+            "pairwise",
+            "prompts",
+            "--input",
+            os.path.join(SYN, "synthetic_meta.xlsx"),
+            "--refm",
+            "ref",
+            "--model",
+            "m1",
+            "--model",
+            "m2",
+            "--model",
+            "m3",
+            "--model",
+            "ref",
+            "--output",
+            out,
+        ]
+    )
     assert r.code == 0, r.err
-    with open(out, encoding="utf-8") as a, open(os.path.join(SYN, "synthetic_meta_infer_input_2680.tsv"),
-                                                encoding="utf-8") as b:
+    with (
+        open(out, encoding="utf-8") as a,
+        open(os.path.join(SYN, "synthetic_meta_infer_input_2680.tsv"), encoding="utf-8") as b,
+    ):
         assert a.read() == b.read()
 
 
@@ -79,8 +112,20 @@ def test_prompts_with_a_user_template_and_dump(tmp_path):
     assert r.code == 0 and "D: Neither response is acceptable." in r.out
     tpl = tmp_path / "t.txt"
     tpl.write_text("[<Evaluating Guidance>]\nQ: {{question}}\n1: {{answer1}}\n2: {{answer2}}\n", encoding="utf-8")
-    r = run_cli(["pairwise", "prompts", "--input", EXAMPLE, "--refm", REFM, "--model", "gpt-4-0613",
-                 "--judge-template", str(tpl)])
+    r = run_cli(
+        [
+            "pairwise",
+            "prompts",
+            "--input",
+            EXAMPLE,
+            "--refm",
+            REFM,
+            "--model",
+            "gpt-4-0613",
+            "--judge-template",
+            str(tpl),
+        ]
+    )
     assert r.code == 0, r.err
     first = json.loads(r.out.splitlines()[0])
     assert first["prompt"].startswith("[- Cohesion and Decoupling")
@@ -93,8 +138,9 @@ def test_prompts_with_a_user_template_and_dump(tmp_path):
 
 
 def test_random_mode_cli(tmp_path):
-    r = run_cli(["pairwise", "prompts", "--input", EXAMPLE, "--refm", REFM, "--model", "gpt-4-0613",
-                 "--mode", "random"])
+    r = run_cli(
+        ["pairwise", "prompts", "--input", EXAMPLE, "--refm", REFM, "--model", "gpt-4-0613", "--mode", "random"]
+    )
     assert r.code == 0, r.err
     rows = [json.loads(line) for line in r.out.splitlines()]
     # np.random.seed(2680): 0.0089, 0.967, 0.512, 0.699 -> normal, reversed, reversed, reversed
@@ -104,12 +150,20 @@ def test_random_mode_cli(tmp_path):
 def test_score_output_dir_writes_the_reference_files(tmp_path):
     d = str(tmp_path / "out")
     record = os.path.join(RUN35, "record_gpt-3.5-turbo-1106_2.tsv")
-    r = run_cli(["pairwise", "score", "--record", record, "--nopt", "2", "--output-dir", d,
-                 "--format", "text"])
+    r = run_cli(["pairwise", "score", "--record", record, "--nopt", "2", "--output-dir", d, "--format", "text"])
     assert r.code == 0, r.err
-    assert sorted(os.listdir(d)) == sorted([
-        "log.txt", "length_stats.csv", "consistent_cmp.tsv", "inconsistent_cmp.tsv",
-        "win+halfdraw.xlsx", "win+bothgood.xlsx", "win_rate_with_tie.csv", "win_rate_without_tie.csv"])
+    assert sorted(os.listdir(d)) == sorted(
+        [
+            "log.txt",
+            "length_stats.csv",
+            "consistent_cmp.tsv",
+            "inconsistent_cmp.tsv",
+            "win+halfdraw.xlsx",
+            "win+bothgood.xlsx",
+            "win_rate_with_tie.csv",
+            "win_rate_without_tie.csv",
+        ]
+    )
     for name in ("consistent_cmp.tsv", "inconsistent_cmp.tsv"):
         with open(os.path.join(d, name), "rb") as a, open(os.path.join(RUN35, name), "rb") as b:
             assert a.read() == b.read(), name
@@ -128,11 +182,13 @@ def test_score_output_dir_writes_the_reference_files(tmp_path):
     assert log[0] == "Reponse length"
     start = log.index("Total comparisons: 80. Failed to response: 0")
     assert start == ref_log.index(log[start]) == 15  # same length-table shape (units differ)
-    assert log[start:start + 5] == ref_log[start:start + 5]  # count lines, first table title
+    assert log[start : start + 5] == ref_log[start : start + 5]  # count lines, first table title
+
     # the old-version tables print like the reference's, up to row order and the pandas index
     def cells(line):
         return "|".join(line.split("|")[2:]) if line.startswith("|") else line[6:]
-    assert sorted(map(cells, log[start + 5:])) == sorted(map(cells, ref_log[start + 5:]))
+
+    assert sorted(map(cells, log[start + 5 :])) == sorted(map(cells, ref_log[start + 5 :]))
     with open(os.path.join(d, "length_stats.csv"), encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh))
     assert rows[0] == ["model", "mean", "std"] and rows[1][0] == REFM and len(rows) == 11
@@ -141,31 +197,72 @@ def test_score_output_dir_writes_the_reference_files(tmp_path):
 def test_gpt4_run_writes_no_consistency_tsvs(tmp_path):
     d = str(tmp_path / "out4")
     run4 = os.path.join(PW, "output", "DevBench_projects_example_infer_input_2680_record0_gpt-4-1106-preview_2")
-    r = run_cli(["pairwise", "score", "--record", os.path.join(run4, "record_gpt-4-1106-preview_2.tsv"),
-                 "--nopt", "2", "--refm", REFM, "--output-dir", d])
+    r = run_cli(
+        [
+            "pairwise",
+            "score",
+            "--record",
+            os.path.join(run4, "record_gpt-4-1106-preview_2.tsv"),
+            "--nopt",
+            "2",
+            "--refm",
+            REFM,
+            "--output-dir",
+            d,
+        ]
+    )
     assert r.code == 0, r.err
     assert "consistent_cmp.tsv" not in os.listdir(d)
     out = json.loads(r.out)
     assert any("no inconsistent rows" in x for x in out["diagnostics"])
 
 
-@pytest.mark.parametrize("gate,code", [
-    ("consistency_rate>=0.6", 0),
-    ("consistency_rate>=0.9", 1),
-    ("win+halfdraw;m3;Overall-lang>=0.6", 0),
-    ("with_tie;general;m1;ref>0.5", 1),
-    ("unparseable_share<=0.05", 1),
-    ("no_such_metric>1", 2),
-])
+@pytest.mark.parametrize(
+    "gate,code",
+    [
+        ("consistency_rate>=0.6", 0),
+        ("consistency_rate>=0.9", 1),
+        ("win+halfdraw;m3;Overall-lang>=0.6", 0),
+        ("with_tie;general;m1;ref>0.5", 1),
+        ("unparseable_share<=0.05", 1),
+        ("no_such_metric>1", 2),
+    ],
+)
 def test_gates_on_rates(gate, code):
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--refm", "ref",
-                 "--extra", "unparseable_share", "--gate", gate])
+    r = run_cli(
+        [
+            "pairwise",
+            "score",
+            "--record",
+            SYNREC,
+            "--nopt",
+            "2",
+            "--refm",
+            "ref",
+            "--extra",
+            "unparseable_share",
+            "--gate",
+            gate,
+        ]
+    )
     assert r.code == code, r.err
 
 
 def test_variant_and_extra_are_in_the_signature():
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--variant", "float64_tables",
-                 "--extra", "per_model_consistency"])
+    r = run_cli(
+        [
+            "pairwise",
+            "score",
+            "--record",
+            SYNREC,
+            "--nopt",
+            "2",
+            "--variant",
+            "float64_tables",
+            "--extra",
+            "per_model_consistency",
+        ]
+    )
     assert r.code == 0, r.err
     sig = json.loads(r.out)["signature"]
     assert "variants=float64_tables" in sig and "extras=per_model_consistency" in sig and "refm=ref" in sig
@@ -173,8 +270,21 @@ def test_variant_and_extra_are_in_the_signature():
 
 def test_crash_path_names_the_cmp_index(tmp_path):
     p = tmp_path / "rec.jsonl"
-    p.write_text(json.dumps({"cmp_index": "only-one-part", "A": "r", "B": "m", "answer1": "a",
-                             "answer2": "b", "task": "t", "judge": "Choice: A"}) + "\n", encoding="utf-8")
+    p.write_text(
+        json.dumps(
+            {
+                "cmp_index": "only-one-part",
+                "A": "r",
+                "B": "m",
+                "answer1": "a",
+                "answer2": "b",
+                "task": "t",
+                "judge": "Choice: A",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     r = run_cli(["pairwise", "score", "--record", str(p), "--nopt", "2", "--refm", "r"])
     assert r.code == 2 and "cmp_index=only-one-part" in r.err and "Traceback" not in r.err
 
@@ -196,12 +306,12 @@ def test_demo_includes_pairwise():
 
 
 def test_subprocess_exit_codes(tmp_path):
-    ok = run_subprocess(["pairwise", "score", "--record", SYNREC, "--nopt", "2",
-                         "--gate", "consistency_rate>=0.6"])
+    ok = run_subprocess(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--gate", "consistency_rate>=0.6"])
     assert ok.code == 0, ok.err
     assert json.loads(ok.out)["result"]["counts"]["consistent"] == 60
-    fail = run_subprocess(["pairwise", "score", "--record", SYNREC, "--nopt", "2",
-                           "--gate", "consistency_rate>=0.9", "--format", "text"])
+    fail = run_subprocess(
+        ["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--gate", "consistency_rate>=0.9", "--format", "text"]
+    )
     assert fail.code == 1 and "FAIL" in fail.out
     missing = run_subprocess(["pairwise", "score", "--record", str(tmp_path / "nope.tsv"), "--nopt", "2"])
     assert missing.code == 2 and "Traceback" not in missing.err
@@ -255,8 +365,22 @@ def test_token_lengths_reproduce_the_reference_length_stats(tmp_path, run):
     d = os.path.join(DATA, "pairwise", "output", run)
     record = next(os.path.join(d, f) for f in os.listdir(d) if f.startswith("record_"))
     out = tmp_path / "out"
-    r = run_cli(["pairwise", "score", "--record", record, "--nopt", "2", "--refm", "gpt-3.5-turbo-1106",
-                 "--lengths", "tokens", "--output-dir", str(out)])
+    r = run_cli(
+        [
+            "pairwise",
+            "score",
+            "--record",
+            record,
+            "--nopt",
+            "2",
+            "--refm",
+            "gpt-3.5-turbo-1106",
+            "--lengths",
+            "tokens",
+            "--output-dir",
+            str(out),
+        ]
+    )
     assert r.code == 0, r.err
     with open(os.path.join(d, "length_stats.csv"), "rb") as want, open(out / "length_stats.csv", "rb") as got:
         assert got.read() == want.read()

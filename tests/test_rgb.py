@@ -105,8 +105,13 @@ def test_reject_beats_answer_and_bad_ground_truth_is_not_looked_at():
 
 @pytest.mark.parametrize(
     "gt,what",
-    [(42, "element 0 is int"), ([1.5], "element 0 is float"), (None, "element 0 is NoneType"),
-     (["ok", ["a", 3]], "element 1 alternative 1 is int"), ({"a": 1}, "element 0 is dict")],
+    [
+        (42, "element 0 is int"),
+        ([1.5], "element 0 is float"),
+        (None, "element 0 is NoneType"),
+        (["ok", ["a", 3]], "element 1 alternative 1 is int"),
+        ({"a": 1}, "element 0 is dict"),
+    ],
 )
 def test_non_string_ground_truth_skips_instance(gt, what):
     with pytest.raises(rgb.InstanceSkipped) as err:
@@ -189,13 +194,26 @@ def test_no_records():
     assert s.to_dict() == {"all_rate": None, "noise_rate": 0.4, "tt": 0, "nums": 0}
     assert s.diagnostics == ("no scorable records: all_rate is null",)
     f = rgb.score([], dataset="zh_fact", noise_rate=0.0).to_dict()
-    assert list(f) == ["all_rate", "noise_rate", "tt", "nums", "fact_check_rate", "correct_rate", "fact_tt", "correct_tt"]
+    assert list(f) == [
+        "all_rate",
+        "noise_rate",
+        "tt",
+        "nums",
+        "fact_check_rate",
+        "correct_rate",
+        "fact_tt",
+        "correct_tt",
+    ]
     assert f["fact_check_rate"] is None and f["correct_rate"] == 0 and type(f["correct_rate"]) is int
 
 
 def test_correct_tt_quirk_and_variant():
-    res = [{"label": [-1], "factlabel": 1}, {"label": [], "factlabel": 1}, {"label": [1], "factlabel": 1},
-           {"label": [0], "factlabel": 1}]
+    res = [
+        {"label": [-1], "factlabel": 1},
+        {"label": [], "factlabel": 1},
+        {"label": [1], "factlabel": 1},
+        {"label": [0], "factlabel": 1},
+    ]
     s = rgb.score(res, dataset="en_fact", noise_rate=0.0)
     assert (s.fact_tt, s.correct_tt, s.correct_rate, s.fact_check_rate) == (4, 3, 0.75, 1.0)
     s = rgb.score(res, dataset="en_fact", noise_rate=0.0, variants=["fact_correct_requires_hit"])
@@ -217,9 +235,14 @@ def test_non_fact_dataset_ignores_factlabel():
 
 @pytest.mark.parametrize(
     "rec,field",
-    [({"label": "1"}, "label"), ({"label": [2]}, "label"), ({"label": [True]}, "label"),
-     ({"label": [1], "factlabel": None}, "factlabel"), ({"label": [1]}, "factlabel"),
-     ({"id": 3}, "label")],
+    [
+        ({"label": "1"}, "label"),
+        ({"label": [2]}, "label"),
+        ({"label": [True]}, "label"),
+        ({"label": [1], "factlabel": None}, "factlabel"),
+        ({"label": [1]}, "factlabel"),
+        ({"id": 3}, "label"),
+    ],
 )
 def test_bad_stored_labels_are_errors(rec, field):
     with pytest.raises(ScoringError) as err:
@@ -235,8 +258,13 @@ def test_score_rejects_bad_noise_rate():
 # ----------------------------------------------------------------- mixer: own cases
 
 
-INST = {"id": 9, "query": "q", "answer": "a", "positive": [f"p{i}" for i in range(30)],
-        "negative": [f"n{i}" for i in range(30)]}
+INST = {
+    "id": 9,
+    "query": "q",
+    "answer": "a",
+    "positive": [f"p{i}" for i in range(30)],
+    "negative": [f"n{i}" for i in range(30)],
+}
 
 
 def test_ceil_of_float_product():
@@ -284,13 +312,15 @@ def test_int_no_groups():
 
 @pytest.mark.parametrize(
     "inst,ds,match",
-    [({"id": 1, "negative": []}, "en", "no 'positive'"),
-     ({"id": 1, "positive": "abc", "negative": []}, "en", "not a list"),
-     ({"id": 1, "positive": [["a"], []], "negative": []}, "en_int", "group 1 is empty"),
-     ({"id": 1, "positive": ["a", "b"], "negative": []}, "en_int", "group 0 is str"),
-     ({"id": 1, "positive": ["c0", "c1"], "positive_wrong": ["w0"], "negative": ["n"]}, "en_fact", "shorter"),
-     ({"id": 1, "positive": ["c0"], "negative": ["n"]}, "en_fact", "no 'positive_wrong'"),
-     ({"id": 1, "positive": [1, 2], "negative": []}, "en", "not a string")],
+    [
+        ({"id": 1, "negative": []}, "en", "no 'positive'"),
+        ({"id": 1, "positive": "abc", "negative": []}, "en", "not a list"),
+        ({"id": 1, "positive": [["a"], []], "negative": []}, "en_int", "group 1 is empty"),
+        ({"id": 1, "positive": ["a", "b"], "negative": []}, "en_int", "group 0 is str"),
+        ({"id": 1, "positive": ["c0", "c1"], "positive_wrong": ["w0"], "negative": ["n"]}, "en_fact", "shorter"),
+        ({"id": 1, "positive": ["c0"], "negative": ["n"]}, "en_fact", "no 'positive_wrong'"),
+        ({"id": 1, "positive": [1, 2], "negative": []}, "en", "not a string"),
+    ],
 )
 def test_mix_skip_paths(inst, ds, match):
     with pytest.raises(rgb.InstanceSkipped, match=match) as err:
@@ -304,8 +334,16 @@ def test_fact_noise1_without_correct_rate_is_all_negatives():
 
 
 @pytest.mark.parametrize(
-    "kw", [dict(noise_rate=1.2), dict(noise_rate=-0.1), dict(noise_rate=math.nan), dict(correct_rate=2),
-           dict(passage_num=-1), dict(passage_num=2.0), dict(noise_rate=True)],
+    "kw",
+    [
+        dict(noise_rate=1.2),
+        dict(noise_rate=-0.1),
+        dict(noise_rate=math.nan),
+        dict(correct_rate=2),
+        dict(passage_num=-1),
+        dict(passage_num=2.0),
+        dict(noise_rate=True),
+    ],
 )
 def test_mix_bad_parameters(kw):
     args = dict(dataset="en", noise_rate=0.2, passage_num=5)
@@ -355,17 +393,31 @@ def test_parse_rules():
 
 
 def test_judged_scores():
-    recs = [{"id": 0, "label": [-1], "evaluation": "not addressed"},
-            {"id": 1, "label": [1], "evaluation": "addressed"},
-            {"id": 2, "label": [0], "evaluation": "It is not addressed."}]
+    recs = [
+        {"id": 0, "label": [-1], "evaluation": "not addressed"},
+        {"id": 1, "label": [1], "evaluation": "addressed"},
+        {"id": 2, "label": [0], "evaluation": "It is not addressed."},
+    ]
     r = rgb.score_reject_judged(recs)
     assert r.to_dict() == {"reject_rate": 2 / 3, "all_rate": 1 / 3, "tt": 1, "rejecttt": 2, "nums": 3}
-    recs = [{"label": [1], "evaluation": "Yes"}, {"label": [-1], "evaluation": "has identified"},
-            {"label": [1], "evaluation": "NO"}, {"label": [1, 0], "evaluation": "Yes"}]
+    recs = [
+        {"label": [1], "evaluation": "Yes"},
+        {"label": [-1], "evaluation": "has identified"},
+        {"label": [1], "evaluation": "NO"},
+        {"label": [1, 0], "evaluation": "Yes"},
+    ]
     f = rgb.score_fact_judged(recs, noise_rate=0.2).to_dict()
     assert list(f) == ["reject_rate", "all_rate", "correct_rate", "tt", "rejecttt", "correct_tt", "nums", "noise_rate"]
-    assert f == {"reject_rate": 0.75, "all_rate": 0.5, "correct_rate": 1 / 3, "tt": 2, "rejecttt": 3,
-                 "correct_tt": 1, "nums": 4, "noise_rate": 0.2}
+    assert f == {
+        "reject_rate": 0.75,
+        "all_rate": 0.5,
+        "correct_rate": 1 / 3,
+        "tt": 2,
+        "rejecttt": 3,
+        "correct_tt": 1,
+        "nums": 4,
+        "noise_rate": 0.2,
+    }
     z = rgb.score_fact_judged([], noise_rate=0.0)
     assert z.reject_rate is None and z.correct_rate == 0 and type(z.correct_rate) is int and z.diagnostics
     assert rgb.score_reject_judged([]).to_dict()["all_rate"] is None
@@ -407,8 +459,7 @@ def test_abilities_table():
         (rgb.RunName("en", "m", 0.2, 0.0, 5, 0.0), sc("en", 0.0, 1.0)),
         (rgb.RunName("en", "m", 0.2, 1.0, 5, 0.0), sc("en", 1.0, 0.3)),
         (rgb.RunName("en_int", "m", 0.2, 0.2, 5, 0.0), sc("en_int", 0.2, 0.5)),
-        (rgb.RunName("en_fact", "m", 0.2, 0.0, 5, 0.0),
-         sc("en_fact", 0.0, 0.1, fact_check_rate=0.2, correct_rate=0.5)),
+        (rgb.RunName("en_fact", "m", 0.2, 0.0, 5, 0.0), sc("en_fact", 0.0, 0.1, fact_check_rate=0.2, correct_rate=0.5)),
         (rgb.RunName("zh", "m2", 0.2, 0.0, 5, 0.0), sc("zh", 0.0, 0.7)),
     ]
     t = rgb.abilities_table(runs)
@@ -417,7 +468,8 @@ def test_abilities_table():
     assert t["m"]["en"]["negative_rejection"] == {"1.0": 0.3}
     assert t["m"]["en"]["information_integration"] == {"0.2": 0.5}
     assert t["m"]["en"]["counterfactual_robustness"] == {
-        "noise0.0_correct0.0": {"accuracy": 0.1, "error_detection_rate": 0.2, "error_correction_rate": 0.5}}
+        "noise0.0_correct0.0": {"accuracy": 0.1, "error_detection_rate": 0.2, "error_correction_rate": 0.5}
+    }
     assert t["m2"]["zh"]["noise_robustness"] == {"0.0": 0.7}
     # the same dataset at two passage counts is keyed apart
     runs.append((rgb.RunName("en", "m", 0.2, 0.4, 10, 0.0), sc("en", 0.4, 0.8)))

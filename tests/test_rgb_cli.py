@@ -6,7 +6,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import ROOT, run_cli, run_subprocess
 
 GOLD = os.path.join(ROOT, "gold_samples", "rgb")
@@ -34,8 +33,24 @@ def _jsonl(text):
 @pytest.mark.parametrize("dataset,src", [("en", "data_en.jsonl"), ("zh_fact", "data_zh_fact.jsonl")])
 def test_round_trip_mix_label_score(tmp_path, dataset, src):
     mixed = tmp_path / "mixed.jsonl"
-    r = run_cli(["rgb", "mix", "--input", os.path.join(GOLD, src), "--dataset", dataset,
-                 "--noise-rate", "0.2", "--passage-num", "4", "--correct-rate", "0.4", "--output", str(mixed)])
+    r = run_cli(
+        [
+            "rgb",
+            "mix",
+            "--input",
+            os.path.join(GOLD, src),
+            "--dataset",
+            dataset,
+            "--noise-rate",
+            "0.2",
+            "--passage-num",
+            "4",
+            "--correct-rate",
+            "0.4",
+            "--output",
+            str(mixed),
+        ]
+    )
     assert r.code == 0, r.err
     inst = _jsonl(mixed.read_text(encoding="utf-8"))
     assert [list(x) for x in inst] == [["id", "query", "answer", "docs"]] * len(inst)
@@ -90,9 +105,20 @@ def test_format_rgb_matches_reference_result_file(tmp_path, pred):
 def test_json_envelope_and_key_order():
     r = run_cli(["rgb", "score", "--input", PRED_FACT])
     out = json.loads(r.out)
-    assert list(out["result"]) == ["all_rate", "noise_rate", "tt", "nums", "fact_check_rate", "correct_rate",
-                                   "fact_tt", "correct_tt"]
-    assert out["signature"].startswith("rageval_min:") and "|family=rgb|ref=chen700564/RGB@65ec39e|variants=none|" in out["signature"]
+    assert list(out["result"]) == [
+        "all_rate",
+        "noise_rate",
+        "tt",
+        "nums",
+        "fact_check_rate",
+        "correct_rate",
+        "fact_tt",
+        "correct_tt",
+    ]
+    assert (
+        out["signature"].startswith("rageval_min:")
+        and "|family=rgb|ref=chen700564/RGB@65ec39e|variants=none|" in out["signature"]
+    )
     assert "dataset=en_fact" in out["signature"] and "noise_rate=0.0" in out["signature"]
 
 
@@ -106,8 +132,9 @@ def test_gates_on_every_numeric_output(gate, code, fmt):
     assert r.code == code, r.err
 
 
-@pytest.mark.parametrize("gate,code", [("fact_check_rate>=0.5", 0), ("correct_rate>0.5", 1), ("correct_tt==1", 0),
-                                       ("fact_tt>=3", 1)])
+@pytest.mark.parametrize(
+    "gate,code", [("fact_check_rate>=0.5", 0), ("correct_rate>0.5", 1), ("correct_tt==1", 0), ("fact_tt>=3", 1)]
+)
 def test_gates_on_fact_keys(gate, code):
     assert run_cli(["rgb", "score", "--input", PRED_FACT, "--gate", gate]).code == code
 
@@ -118,14 +145,31 @@ def test_unknown_gate_name_is_usage_error():
 
 
 def test_variants_change_numbers_and_signature(tmp_path):
-    p = _write(tmp_path / "p.jsonl", [
-        {"id": 0, "ans": "x", "prediction": "Insufficient Information.", "noise_rate": 1.0},
-        {"id": 1, "ans": "Paris", "prediction": "Paris", "noise_rate": 1.0},
-    ])
+    p = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"id": 0, "ans": "x", "prediction": "Insufficient Information.", "noise_rate": 1.0},
+            {"id": 1, "ans": "Paris", "prediction": "Paris", "noise_rate": 1.0},
+        ],
+    )
     base = json.loads(run_cli(["rgb", "score", "--input", p, "--dataset", "en"]).out)
     assert base["result"]["tt"] == 1
-    v = json.loads(run_cli(["rgb", "score", "--input", p, "--dataset", "en", "--variant", "reject_casefold",
-                            "--variant", "noise1_reject_only"]).out)
+    v = json.loads(
+        run_cli(
+            [
+                "rgb",
+                "score",
+                "--input",
+                p,
+                "--dataset",
+                "en",
+                "--variant",
+                "reject_casefold",
+                "--variant",
+                "noise1_reject_only",
+            ]
+        ).out
+    )
     assert v["result"]["tt"] == 1 and "variants=noise1_reject_only,reject_casefold" in v["signature"]
     v = json.loads(run_cli(["rgb", "score", "--input", p, "--dataset", "en", "--variant", "reject_casefold"]).out)
     assert v["result"]["tt"] == 2
@@ -135,11 +179,14 @@ def test_variants_change_numbers_and_signature(tmp_path):
 
 
 def test_skipped_record_is_named_and_kept_by_label(tmp_path):
-    p = _write(tmp_path / "p.jsonl", [
-        {"id": "a", "ans": 42, "prediction": "42", "noise_rate": 0.0},
-        {"id": "b", "ans": "ok", "prediction": "ok", "noise_rate": 0.0},
-        {"id": "c", "ans": 7, "prediction": "信息不足", "noise_rate": 0.0},  # rejection: gt never looked at
-    ])
+    p = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"id": "a", "ans": 42, "prediction": "42", "noise_rate": 0.0},
+            {"id": "b", "ans": "ok", "prediction": "ok", "noise_rate": 0.0},
+            {"id": "c", "ans": 7, "prediction": "信息不足", "noise_rate": 0.0},  # rejection: gt never looked at
+        ],
+    )
     r = run_cli(["rgb", "score", "--input", p, "--dataset", "zh"])
     out = json.loads(r.out)
     assert out["result"]["nums"] == 2 and out["result"]["tt"] == 1
@@ -159,15 +206,25 @@ def test_all_skipped_gives_null_and_failing_gate(tmp_path):
     r = run_cli(["rgb", "score", "--input", p, "--dataset", "en_fact", "--gate", "all_rate>=0"])
     assert r.code == 1
     out = json.loads(r.out)
-    assert out["result"] == {"all_rate": None, "noise_rate": 0.0, "tt": 0, "nums": 0, "fact_check_rate": None,
-                             "correct_rate": 0, "fact_tt": 0, "correct_tt": 0}
+    assert out["result"] == {
+        "all_rate": None,
+        "noise_rate": 0.0,
+        "tt": 0,
+        "nums": 0,
+        "fact_check_rate": None,
+        "correct_rate": 0,
+        "fact_tt": 0,
+        "correct_tt": 0,
+    }
     assert "no scorable records: all_rate is null" in out["diagnostics"]
     r = run_cli(["rgb", "score", "--input", p, "--dataset", "en", "--format", "rgb"])
     assert r.code == 0 and '"all_rate": null' in r.out and "no scorable records" in r.err
 
 
 def test_noise1_empty_label_diagnostic(tmp_path):
-    p = _write(tmp_path / "p.jsonl", [{"id": 9, "ans": [], "prediction": "x"}, {"id": 10, "ans": "x", "prediction": "x"}])
+    p = _write(
+        tmp_path / "p.jsonl", [{"id": 9, "ans": [], "prediction": "x"}, {"id": 10, "ans": "x", "prediction": "x"}]
+    )
     out = json.loads(run_cli(["rgb", "score", "--input", p, "--dataset", "en", "--noise-rate", "1"]).out)
     assert out["result"]["tt"] == 1 and out["result"]["noise_rate"] == 1.0
     assert any("id=9" in d for d in out["diagnostics"])
@@ -175,8 +232,22 @@ def test_noise1_empty_label_diagnostic(tmp_path):
 
 def test_mix_skips_negative_positive_count_with_diagnostic(tmp_path):
     src = os.path.join(GOLD, "data_zh_fact.jsonl")
-    r = run_cli(["rgb", "mix", "--input", src, "--dataset", "zh_fact", "--noise-rate", "0.8", "--passage-num", "5",
-                 "--correct-rate", "0.4"])
+    r = run_cli(
+        [
+            "rgb",
+            "mix",
+            "--input",
+            src,
+            "--dataset",
+            "zh_fact",
+            "--noise-rate",
+            "0.8",
+            "--passage-num",
+            "5",
+            "--correct-rate",
+            "0.4",
+        ]
+    )
     assert r.code == 0 and r.out == ""
     assert r.err.count("negative positive count at passage_num 5") == 3 and "id=2" in r.err
 
@@ -187,10 +258,14 @@ def test_mix_skips_negative_positive_count_with_diagnostic(tmp_path):
         (["rgb"], "SUBCOMMAND"),
         (["rgb", "score", "--input", PRED_EN04, "--factchecking"], "--factchecking is not offered"),
         (["rgb", "mix", "--input", PRED_EN04, "--dataset", "en", "--factchecking", "True"], "--factchecking"),
-        (["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl"), "--dataset", "en", "--noise-rate", "1.5"],
-         "--noise-rate"),
-        (["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl"), "--dataset", "en", "--passage-num", "-1"],
-         "--passage-num"),
+        (
+            ["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl"), "--dataset", "en", "--noise-rate", "1.5"],
+            "--noise-rate",
+        ),
+        (
+            ["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl"), "--dataset", "en", "--passage-num", "-1"],
+            "--passage-num",
+        ),
         (["rgb", "score", "--input", PRED_EN04, "--variant", "nope"], "invalid choice"),
         (["rgb", "score", "--input", os.path.join(GOLD, "data_en.jsonl")], "--dataset is required"),
         (["rgb", "label", "--input", PRED_EN04, "--judge-template", PRED_EN04], "needs --judge"),
@@ -216,8 +291,13 @@ def test_bad_input_names_file_line_field(tmp_path):
     p = _write(tmp_path / "t.jsonl", [{"id": 4, "label": [1]}])
     r = run_cli(["rgb", "score", "--input", p, "--dataset", "en_fact", "--noise-rate", "0", "--use-labels"])
     assert r.code == 2 and "factlabel" in r.err
-    p = _write(tmp_path / "u.jsonl", [{"id": 1, "ans": "a", "prediction": "a", "noise_rate": 0.2},
-                                      {"id": 2, "ans": "a", "prediction": "a", "noise_rate": 0.4}])
+    p = _write(
+        tmp_path / "u.jsonl",
+        [
+            {"id": 1, "ans": "a", "prediction": "a", "noise_rate": 0.2},
+            {"id": 2, "ans": "a", "prediction": "a", "noise_rate": 0.4},
+        ],
+    )
     r = run_cli(["rgb", "score", "--input", p, "--dataset", "en"])
     assert r.code == 2 and "--noise-rate" in r.err
 
@@ -234,10 +314,19 @@ def test_output_is_atomic_on_error(tmp_path):
 
 
 def test_judge_prompts_and_judged_scores(tmp_path):
-    p = _write(tmp_path / "p.jsonl", [
-        {"id": 0, "query": "Who won?", "ans": "Herons", "prediction": "insufficient information", "noise_rate": 1.0},
-        {"id": 1, "query": "Who won?", "ans": "Herons", "prediction": "The Herons.", "noise_rate": 1.0},
-    ])
+    p = _write(
+        tmp_path / "p.jsonl",
+        [
+            {
+                "id": 0,
+                "query": "Who won?",
+                "ans": "Herons",
+                "prediction": "insufficient information",
+                "noise_rate": 1.0,
+            },
+            {"id": 1, "query": "Who won?", "ans": "Herons", "prediction": "The Herons.", "noise_rate": 1.0},
+        ],
+    )
     r = run_cli(["rgb", "label", "--input", p, "--dataset", "en", "--judge", "reject"])
     assert r.code == 0 and "judge=reject|judge_template=builtin" in r.err
     recs = _jsonl(r.out)
@@ -245,8 +334,9 @@ def test_judge_prompts_and_judged_scores(tmp_path):
     recs[0]["evaluation"] = "The question is not addressed by the documents."
     recs[1]["evaluation"] = "The question is addressed by the documents."
     lab = _write(tmp_path / "l.jsonl", recs)
-    out = json.loads(run_cli(["rgb", "score", "--input", lab, "--dataset", "en", "--use-labels",
-                              "--judged", "reject"]).out)
+    out = json.loads(
+        run_cli(["rgb", "score", "--input", lab, "--dataset", "en", "--use-labels", "--judged", "reject"]).out
+    )
     assert out["result"] == {"reject_rate": 0.5, "all_rate": 0.5, "tt": 1, "rejecttt": 1, "nums": 2}
     assert "judged=reject|judge_template=builtin" in out["signature"]
     tpl = tmp_path / "t.txt"
@@ -256,10 +346,33 @@ def test_judge_prompts_and_judged_scores(tmp_path):
     assert recs[1]["judge_prompt"] == "R: The Herons.\n{note}" and recs[1]["judge_template"] != "builtin"
     recs[0]["evaluation"], recs[1]["evaluation"] = "NO", "Yes, it has identified them"
     lab = _write(tmp_path / "f.jsonl", recs)
-    out = json.loads(run_cli(["rgb", "score", "--input", lab, "--dataset", "en_fact", "--use-labels",
-                              "--judged", "fact", "--gate", "reject_rate>=0.5"]).out)
-    assert out["result"] == {"reject_rate": 0.5, "all_rate": 0.5, "correct_rate": 1.0, "tt": 1, "rejecttt": 1,
-                             "correct_tt": 1, "nums": 2, "noise_rate": 1.0}
+    out = json.loads(
+        run_cli(
+            [
+                "rgb",
+                "score",
+                "--input",
+                lab,
+                "--dataset",
+                "en_fact",
+                "--use-labels",
+                "--judged",
+                "fact",
+                "--gate",
+                "reject_rate>=0.5",
+            ]
+        ).out
+    )
+    assert out["result"] == {
+        "reject_rate": 0.5,
+        "all_rate": 0.5,
+        "correct_rate": 1.0,
+        "tt": 1,
+        "rejecttt": 1,
+        "correct_tt": 1,
+        "nums": 2,
+        "noise_rate": 1.0,
+    }
     assert f"judge_template={recs[1]['judge_template']}" in out["signature"]
     tpl.write_text("no placeholders", encoding="utf-8")
     r = run_cli(["rgb", "label", "--input", p, "--dataset", "en", "--judge", "reject", "--judge-template", str(tpl)])
@@ -278,9 +391,15 @@ def test_report_all_four_abilities_per_model(tmp_path):
     files = sorted(str(p) for p in tmp_path.iterdir())
     r = run_cli(["rgb", "report", "--input"] + files)
     assert r.code == 0, r.err
-    for needle in ("noise robustness", "negative rejection", "information integration",
-                   "counterfactual: error detection rate", "counterfactual: error correction rate",
-                   "other-model", "demo"):
+    for needle in (
+        "noise robustness",
+        "negative rejection",
+        "information integration",
+        "counterfactual: error detection rate",
+        "counterfactual: error correction rate",
+        "other-model",
+        "demo",
+    ):
         assert needle in r.out
     r = run_cli(["rgb", "report", "--format", "json", "--input"] + files)
     out = json.loads(r.out)
@@ -288,9 +407,16 @@ def test_report_all_four_abilities_per_model(tmp_path):
         expected = json.load(fh)["demo"]
     assert out["result"]["abilities"]["demo"] == expected == out["result"]["abilities"]["other-model"]
     assert len(out["result"]["runs"]) == 10
-    r = run_cli(["rgb", "report", "--input"] + files +
-                ["--gate", "demo/en/noise1.0_passage5_correct0.0/all_rate>=0.5",
-                 "--gate", "other-model/zh_int/noise0.2_passage5_correct0.0/all_rate>0.7"])
+    r = run_cli(
+        ["rgb", "report", "--input"]
+        + files
+        + [
+            "--gate",
+            "demo/en/noise1.0_passage5_correct0.0/all_rate>=0.5",
+            "--gate",
+            "other-model/zh_int/noise0.2_passage5_correct0.0/all_rate>0.7",
+        ]
+    )
     assert r.code == 1 and "FAIL" in r.out
     md = run_cli(["rgb", "report", "--format", "markdown", "--input"] + files)
     assert md.code == 0 and "| demo | en | negative rejection | noise 1.0 | 0.5000 |" in md.out
@@ -299,8 +425,9 @@ def test_report_all_four_abilities_per_model(tmp_path):
 def test_report_keeps_temperatures_apart(tmp_path):
     for t in ("0.2", "0.7"):
         shutil.copy(PRED_EN04, tmp_path / os.path.basename(PRED_EN04).replace("temp0.2", "temp" + t))
-    out = json.loads(run_cli(["rgb", "report", "--format", "json", "--input"] +
-                             sorted(str(p) for p in tmp_path.iterdir())).out)
+    out = json.loads(
+        run_cli(["rgb", "report", "--format", "json", "--input"] + sorted(str(p) for p in tmp_path.iterdir())).out
+    )
     assert sorted(out["result"]["abilities"]) == ["demo@temp0.2", "demo@temp0.7"]
 
 
@@ -333,17 +460,31 @@ def test_subprocess_exit_codes(tmp_path):
     bad = _write(tmp_path / "bad.jsonl", ["{oops"])
     err = run_subprocess(["rgb", "score", "--input", bad, "--dataset", "zh", "--noise-rate", "0"])
     assert err.code == 2 and "bad.jsonl:1" in err.err and "Traceback" not in err.err
-    mixed = run_subprocess(["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl"), "--dataset", "en",
-                            "--noise-rate", "0.4", "--passage-num", "3"])
+    mixed = run_subprocess(
+        [
+            "rgb",
+            "mix",
+            "--input",
+            os.path.join(GOLD, "data_en.jsonl"),
+            "--dataset",
+            "en",
+            "--noise-rate",
+            "0.4",
+            "--passage-num",
+            "3",
+        ]
+    )
     with open(os.path.join(GOLD, "expected_mix_en.jsonl"), encoding="utf-8") as fh:
         assert mixed.code == 0 and mixed.out == fh.read()
 
 
 @pytest.mark.parametrize(
     "name,old,new",
-    [("expected_mix_en.jsonl", "Lantern boats", "Lantern ships"),
-     ("prediction_zh_demo_temp0.2_noise0.0_passage5_correct0.0_result.json", '"tt": 1', '"tt": 2'),
-     ("expected_abilities.json", "0.6666666666666666", "0.6666666666666667")],
+    [
+        ("expected_mix_en.jsonl", "Lantern boats", "Lantern ships"),
+        ("prediction_zh_demo_temp0.2_noise0.0_passage5_correct0.0_result.json", '"tt": 1', '"tt": 2'),
+        ("expected_abilities.json", "0.6666666666666666", "0.6666666666666667"),
+    ],
 )
 def test_demo_detects_a_wrong_expected_output(tmp_path, name, old, new):
     samples = tmp_path / "gold_samples"
@@ -360,14 +501,32 @@ def test_vendored_core_folder_runs_rgb(tmp_path):
     import subprocess
     import sys
 
-    shutil.copytree(os.path.join(ROOT, "rageval_min"), tmp_path / "rageval_min",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        os.path.join(ROOT, "rageval_min"), tmp_path / "rageval_min", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy(os.path.join(GOLD, "data_en.jsonl"), tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
-        [sys.executable, "-S", "-m", "rageval_min", "rgb", "mix", "--input", "data_en.jsonl", "--dataset", "en",
-         "--noise-rate", "0.4", "--passage-num", "3"],
-        cwd=str(tmp_path), env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-S",
+            "-m",
+            "rageval_min",
+            "rgb",
+            "mix",
+            "--input",
+            "data_en.jsonl",
+            "--dataset",
+            "en",
+            "--noise-rate",
+            "0.4",
+            "--passage-num",
+            "3",
+        ],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
     )
     with open(os.path.join(GOLD, "expected_mix_en.jsonl"), encoding="utf-8") as fh:
         assert proc.returncode == 0 and proc.stdout == fh.read(), proc.stderr

@@ -7,13 +7,12 @@ import re
 from typing import Any, Dict, List
 
 import pytest
+from rouge_textgen import gen_pairs
 
 from rageval_min import rouge
 from rageval_min.errors import ScoringError
 from rageval_min.porter import porter_stem
 from rageval_min.rouge import Score, lcs_indices, lcs_length, score, score_multi, tokenize
-
-from rouge_textgen import gen_pairs
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rouge")
 
@@ -45,7 +44,9 @@ def test_mtrag_vectors_count() -> None:
     }
 
 
-@pytest.mark.parametrize("source", ["edge_cases.jsonl", "responses10_algorithmic.jsonl", "subset_flat.jsonl", "inspectorraget_flat.jsonl"])
+@pytest.mark.parametrize(
+    "source", ["edge_cases.jsonl", "responses10_algorithmic.jsonl", "subset_flat.jsonl", "inspectorraget_flat.jsonl"]
+)
 def test_mtrag_rougeL_fmeasure(source: str) -> None:
     bad = []
     for r in MTRAG:

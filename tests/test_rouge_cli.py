@@ -2,10 +2,8 @@
 
 import json
 import os
-import sys
 
 import pytest
-
 from conftest import ROOT, run_cli, run_subprocess, run_without_package
 
 PAIRS = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")

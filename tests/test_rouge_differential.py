@@ -8,14 +8,25 @@ without the stemmer: zero mismatches in value or int/float type.
 from typing import Any, List
 
 import pytest
+from rouge_textgen import gen_pairs
 
 from rageval_min.rouge import score, score_multi
 
-from rouge_textgen import gen_pairs
-
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
 
-TYPES = ["rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rouge6", "rouge7", "rouge8", "rouge9", "rougeL", "rougeLsum"]
+TYPES = [
+    "rouge1",
+    "rouge2",
+    "rouge3",
+    "rouge4",
+    "rouge5",
+    "rouge6",
+    "rouge7",
+    "rouge8",
+    "rouge9",
+    "rougeL",
+    "rougeLsum",
+]
 
 
 def _key(s: Any) -> List[Any]:

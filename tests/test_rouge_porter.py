@@ -5,10 +5,9 @@ import random
 from typing import List
 
 import pytest
+from rouge_textgen import gen_words
 
 from rageval_min.porter import porter_stem
-
-from rouge_textgen import gen_words
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rouge")
 
@@ -29,13 +28,40 @@ def test_pinned_nltk_stems() -> None:
 
 def test_irregular_forms_and_short_words() -> None:
     cases = {
-        "skies": "sky", "sky": "sky", "dying": "die", "lying": "lie", "tying": "tie", "news": "news",
-        "innings": "inning", "inning": "inning", "outings": "outing", "outing": "outing",
-        "cannings": "canning", "canning": "canning", "howe": "howe", "proceed": "proceed",
-        "exceed": "exceed", "succeed": "succeed", "Skies": "sky", "ab": "ab", "AB": "ab", "a": "a",
-        "ties": "tie", "cries": "cri", "died": "die", "cried": "cri", "cry": "cri", "say": "say",
-        "by": "by", "happily": "happili", "generalization": "gener", "geology": "geolog",
-        "fully": "fulli", "hopefulli": "hope", "controlling": "control", "rolling": "roll",
+        "skies": "sky",
+        "sky": "sky",
+        "dying": "die",
+        "lying": "lie",
+        "tying": "tie",
+        "news": "news",
+        "innings": "inning",
+        "inning": "inning",
+        "outings": "outing",
+        "outing": "outing",
+        "cannings": "canning",
+        "canning": "canning",
+        "howe": "howe",
+        "proceed": "proceed",
+        "exceed": "exceed",
+        "succeed": "succeed",
+        "Skies": "sky",
+        "ab": "ab",
+        "AB": "ab",
+        "a": "a",
+        "ties": "tie",
+        "cries": "cri",
+        "died": "die",
+        "cried": "cri",
+        "cry": "cri",
+        "say": "say",
+        "by": "by",
+        "happily": "happili",
+        "generalization": "gener",
+        "geology": "geolog",
+        "fully": "fulli",
+        "hopefulli": "hope",
+        "controlling": "control",
+        "rolling": "roll",
     }
     got = {w: porter_stem(w) for w in cases}
     assert got == cases

@@ -7,12 +7,12 @@ import threading
 from typing import Any, List
 
 import pytest
-
 from conftest import ROOT, run_cli, run_without_package
-from rageval_min import rouge
-from rageval_min._cmd_rouge import _load_backend_module
-from rageval_min.errors import ScoringError
 from rouge_textgen import gen_pairs
+
+from rageval_min import rouge
+from rageval_min._extras import load_extra
+from rageval_min.errors import ScoringError
 
 PAIRS = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")
 
@@ -26,7 +26,7 @@ def rf() -> Any:
         if os.environ.get("CI"):
             pytest.fail("CI installs the fast extra: pip install '.[fast]'")
         pytest.skip("the fast extra (rapidfuzz) is not installed")
-    mod = _load_backend_module("rapidfuzz_lcs")
+    mod = load_extra("fast")
     mod.check_backend()
     mod._reset_for_tests()
     yield mod
@@ -68,7 +68,9 @@ def test_scores_are_identical_to_the_stdlib_engine(rf: Any) -> None:
     for target, prediction in gen_pairs(1500, 11):
         for stem in (False, True):
             want = rouge.score(target, prediction, rouge_types=["rougeL", "rougeLsum"], use_stemmer=stem)
-            got = rouge.score(target, prediction, rouge_types=["rougeL", "rougeLsum"], use_stemmer=stem, lcs=rf.lcs_length)
+            got = rouge.score(
+                target, prediction, rouge_types=["rougeL", "rougeLsum"], use_stemmer=stem, lcs=rf.lcs_length
+            )
             assert got == want
             # same types too (int zeros stay ints)
             assert [type(x) for s in got.values() for x in s] == [type(x) for s in want.values() for x in s]
@@ -107,7 +109,9 @@ def test_the_vocabulary_is_bounded(rf: Any, monkeypatch: Any) -> None:
 
 def test_threads_share_the_vocabulary_safely(rf: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(rf, "VOCAB_MAX", 200)
-    pairs = [([w.encode() for w in t.lower().split()], [w.encode() for w in p.lower().split()]) for t, p in gen_pairs(400, 5)]
+    pairs = [
+        ([w.encode() for w in t.lower().split()], [w.encode() for w in p.lower().split()]) for t, p in gen_pairs(400, 5)
+    ]
     want = [rouge.lcs_length(a, b) for a, b in pairs]
     bad: List[int] = []
 
@@ -174,7 +178,10 @@ def test_cli_backend_missing_package_names_the_install(tmp_path: Any) -> None:
 
 @pytest.mark.parametrize(
     "src",
-    [os.path.join(ROOT, "tests", "data", "mtrag", "responses-10.jsonl"), os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")],
+    [
+        os.path.join(ROOT, "tests", "data", "mtrag", "responses-10.jsonl"),
+        os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl"),
+    ],
 )
 def test_mtrag_algorithmic_backend_writes_the_same_records(rf: Any, tmp_path: Any, src: str) -> None:
     plain, fast = tmp_path / "plain.jsonl", tmp_path / "fast.jsonl"

@@ -18,7 +18,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/
 
 from rouge_textgen import gen_pairs, gen_words  # noqa: E402
 
-TYPES = ["rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rouge6", "rouge7", "rouge8", "rouge9", "rougeL", "rougeLsum"]
+TYPES = [
+    "rouge1",
+    "rouge2",
+    "rouge3",
+    "rouge4",
+    "rouge5",
+    "rouge6",
+    "rouge7",
+    "rouge8",
+    "rouge9",
+    "rougeL",
+    "rougeLsum",
+]
 
 
 def mtrag(conf: str) -> None:
@@ -27,11 +39,14 @@ def mtrag(conf: str) -> None:
         for line in fh:
             r = json.loads(line)
             if "RougeL_stemFalse" in r:
-                rows.append(("edge_cases.jsonl", r["case"], r["target_or_passage"], r["prediction"], r["RougeL_stemFalse"]))
+                rows.append(
+                    ("edge_cases.jsonl", r["case"], r["target_or_passage"], r["prediction"], r["RougeL_stemFalse"])
+                )
     up = os.path.join(conf, "upstream", "scripts_evaluation_sample_data_responses-10.jsonl")
-    with open(up, encoding="utf-8") as fa, open(
-        os.path.join(conf, "golden", "responses10_algorithmic.jsonl"), encoding="utf-8"
-    ) as fb:
+    with (
+        open(up, encoding="utf-8") as fa,
+        open(os.path.join(conf, "golden", "responses10_algorithmic.jsonl"), encoding="utf-8") as fb,
+    ):
         for la, lb in zip(fa, fb):
             a, b = json.loads(la), json.loads(lb)
             assert a["task_id"] == b["task_id"]
@@ -41,14 +56,35 @@ def mtrag(conf: str) -> None:
     with open(os.path.join(conf, "flat", "subset_flat.jsonl"), encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
-            rows.append(("subset_flat.jsonl", f"{r['task_id']}|{r['model_id']}", r["target"], r["prediction"], r["derived_RougeL_recomputed"]))
+            rows.append(
+                (
+                    "subset_flat.jsonl",
+                    f"{r['task_id']}|{r['model_id']}",
+                    r["target"],
+                    r["prediction"],
+                    r["derived_RougeL_recomputed"],
+                )
+            )
     with open(os.path.join(conf, "flat", "inspectorraget_flat.jsonl"), encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
-            rows.append(("inspectorraget_flat.jsonl", f"{r['task_id']}|{r['model_id']}", r["target"], r["prediction"], r["derived_RougeL"]))
+            rows.append(
+                (
+                    "inspectorraget_flat.jsonl",
+                    f"{r['task_id']}|{r['model_id']}",
+                    r["target"],
+                    r["prediction"],
+                    r["derived_RougeL"],
+                )
+            )
     with open(os.path.join(HERE, "mtrag_rougeL.jsonl"), "w", encoding="utf-8") as out:
         for src, key, target, pred, f in rows:
-            out.write(json.dumps({"source": src, "id": key, "target": target, "prediction": pred, "fmeasure": f}, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {"source": src, "id": key, "target": target, "prediction": pred, "fmeasure": f}, ensure_ascii=False
+                )
+                + "\n"
+            )
 
 
 def golden() -> None:
@@ -59,7 +95,13 @@ def golden() -> None:
         for i, (t, p) in enumerate(gen_pairs(400, seed=20240611)):
             stem = i % 2 == 1
             s = scorers[stem].score(t, p)
-            out.write(json.dumps({"target": t, "prediction": p, "use_stemmer": stem, "scores": {k: list(v) for k, v in s.items()}}, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {"target": t, "prediction": p, "use_stemmer": stem, "scores": {k: list(v) for k, v in s.items()}},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
         # score_multi cases (first max wins)
         multi = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"])
         pairs = gen_pairs(150, seed=7)
@@ -67,7 +109,18 @@ def golden() -> None:
             targets = [pairs[j][0], pairs[j + 1][0], pairs[j][0]]
             p = pairs[j + 2][1]
             s = multi.score_multi(targets, p)
-            out.write(json.dumps({"targets": targets, "prediction": p, "use_stemmer": False, "scores": {k: list(v) for k, v in s.items()}}, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "targets": targets,
+                        "prediction": p,
+                        "use_stemmer": False,
+                        "scores": {k: list(v) for k, v in s.items()},
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def porter() -> None:

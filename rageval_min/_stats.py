@@ -25,7 +25,7 @@ def pairwise_sum(a: Sequence[Number], lo: int, n: int) -> float:
             res += a[i]
         return res
     if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo:lo + 8]
+        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo : lo + 8]
         i = 8
         stop = n - n % 8
         while i < stop:

@@ -1,0 +1,165 @@
+"""Command-line options of the judge and BERTScore adapters (argparse only; no scoring).
+
+:mod:`rageval_min.judges` is the adapter interface, transports, cache and
+runner; this module turns ``--judge*`` and ``--bertscore*`` options into the
+objects it defines.
+"""
+
+import argparse
+import sys
+import time
+from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
+
+from ._extras import load_extra
+from .judges import (
+    DEFAULT_ABORT_AFTER,
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    EmbeddingScorer,
+    JudgeRunner,
+    judge_from_spec,
+    templates_from_args,
+)
+
+__all__ = ["add_bertscore_options", "add_judge_options", "judge_from_args", "scorer_from_args"]
+
+
+_N = TypeVar("_N", int, float)
+
+
+def _checked(convert: Callable[[str], _N], kind: str, ok: Callable[[_N], bool], rule: str) -> Callable[[str], _N]:
+    """An argparse ``type=`` that converts with ``convert`` and requires ``ok``."""
+
+    def parse(text: str) -> _N:
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(rule)
+        return v
+
+    return parse
+
+
+_positive_int = _checked(int, "an integer", lambda v: v >= 1, "must be at least 1")
+_nonneg_int = _checked(int, "an integer", lambda v: v >= 0, "must be >= 0")
+_positive_float = _checked(float, "a number", lambda v: v > 0, "must be > 0")
+
+
+def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """Add the shared judge options to a family's ``judge`` sub-parser."""
+    g = parser.add_argument_group("judge")
+    g.add_argument(
+        "--judge",
+        required=required,
+        metavar="SPEC",
+        help='http://HOST:PORT/v1 | openai:MODEL | cmd:"PROGRAM ARGS" | replay:CACHE.jsonl',
+    )
+    g.add_argument("--judge-model", metavar="NAME", help="model name sent to the server (required for http judges)")
+    g.add_argument("--judge-cache", metavar="FILE", help="JSONL answer cache: reused, appended, survives a kill")
+    g.add_argument(
+        "--concurrency", type=_positive_int, default=1, metavar="N", help="judge calls in flight (default 1)"
+    )
+    g.add_argument(
+        "--judge-timeout",
+        type=_positive_float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})",
+    )
+    g.add_argument(
+        "--judge-retries",
+        type=_nonneg_int,
+        default=DEFAULT_RETRIES,
+        metavar="N",
+        help=f"retries on 429/5xx/timeouts, exponential backoff (default {DEFAULT_RETRIES})",
+    )
+    g.add_argument(
+        "--judge-abort-after",
+        type=_nonneg_int,
+        default=DEFAULT_ABORT_AFTER,
+        metavar="N",
+        help=f"stop after N consecutive failed calls, 0 = never (default {DEFAULT_ABORT_AFTER})",
+    )
+    g.add_argument(
+        "--judge-api-key-env",
+        metavar="VAR",
+        help=f"environment variable holding the API key (default {DEFAULT_API_KEY_ENV} for http, "
+        "OPENAI_API_KEY for openai:)",
+    )
+    g.add_argument(
+        "--judge-template",
+        action="append",
+        metavar="[STEP=]FILE",
+        help="use this prompt template (with {placeholder} fields) instead of the built-in wording",
+    )
+
+
+def judge_from_args(
+    args: argparse.Namespace,
+    *,
+    steps: Sequence[str] = (),
+    stderr: Optional[TextIO] = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> JudgeRunner:
+    """Build the :class:`JudgeRunner` that the options of :func:`add_judge_options` describe."""
+    judge = judge_from_spec(
+        args.judge,
+        model=args.judge_model,
+        timeout=args.judge_timeout,
+        api_key_env=args.judge_api_key_env,
+    )
+    templates = templates_from_args(args.judge_template, steps)
+    return JudgeRunner(
+        judge,
+        cache_path=args.judge_cache,
+        concurrency=args.concurrency,
+        retries=args.judge_retries,
+        abort_after=args.judge_abort_after,
+        progress=stderr if stderr is not None else sys.stderr,
+        sleep=sleep,
+        templates=templates,
+    )
+
+
+def add_bertscore_options(parser: argparse.ArgumentParser) -> None:
+    """Add the BERTScore options (the ``bertscore`` extra) to a family's parser."""
+    g = parser.add_argument_group("BERTScore (extra: pip install 'rageval-min[bertscore]')")
+    g.add_argument(
+        "--bertscore",
+        action="store_true",
+        help="compute the BERTScore-based metrics (default model microsoft/deberta-xlarge-mnli, layer 40)",
+    )
+    g.add_argument("--bertscore-model", metavar="NAME_OR_PATH", help="model name or local folder (implies --bertscore)")
+    g.add_argument(
+        "--bertscore-layers", type=_positive_int, metavar="N", help="layer to use (required for a local model)"
+    )
+    g.add_argument(
+        "--bertscore-baseline", metavar="FILE", help="rescaling baseline CSV (LAYER,P,R,F) for a local model"
+    )
+    g.add_argument("--bertscore-no-rescale", action="store_true", help="raw scores, no baseline rescaling")
+    g.add_argument("--bertscore-device", metavar="DEVICE", help="torch device (default: cuda when available, else cpu)")
+
+
+def scorer_from_args(args: argparse.Namespace) -> Optional[EmbeddingScorer]:
+    """The :class:`EmbeddingScorer` that :func:`add_bertscore_options` describe, or ``None``.
+
+    Loads ``rageval_min_extras.bertscore`` only when BERTScore was asked for;
+    a missing extra is a :class:`~rageval_min.errors.ScoringError` naming
+    the pip command.
+    """
+    model = getattr(args, "bertscore_model", None)
+    if not (getattr(args, "bertscore", False) or model):
+        return None
+    mod = load_extra("bertscore")
+    kwargs: Dict[str, Any] = {
+        "rescale_with_baseline": not args.bertscore_no_rescale,
+        "baseline_path": args.bertscore_baseline,
+        "device": args.bertscore_device,
+    }
+    if model:
+        kwargs["model_type"] = model
+    scorer: EmbeddingScorer = mod.BertScorer(num_layers=args.bertscore_layers, **kwargs)
+    return scorer

@@ -1,0 +1,242 @@
+"""The family contract: item rows, exact mergeable accumulators, partial states.
+
+Every family module (``grounding``, ``rgb``, ``pairwise``, ``factuality``,
+``rouge``, ``mtrag``) follows one pattern, written down for newcomers in
+``docs/adding-a-family.md``:
+
+* ``REFERENCE``, ``VARIANTS``, ``check_variants(variants)`` and
+  ``signature(*, variants=..., params=...)``;
+* per scoring command, a per-item scorer (one input record in, one *item row*
+  out: a flat dict holding the record's natural key and every per-item metric
+  under its canonical name) and an *accumulator* (a subclass of
+  :class:`Accumulator`) that turns item rows into the command's
+  :class:`~rageval_min._report.Report`;
+* a public file-level function per command taking plain keyword arguments and
+  an optional ``on_item`` callback (what ``--per-item PATH`` writes).
+
+Accumulator state is plain JSON data.  :meth:`Accumulator.merge` is *exact*:
+for any partition of the item rows into consecutive parts, accumulating each
+part, passing its state through :meth:`Accumulator.to_state` /
+:func:`accumulator_from_state` and merging the parts in input order gives a
+report byte-identical to one pass.  Integer counters are added; float
+aggregates the reference sums in an order-dependent way (numpy pairwise
+summation, sequential ``sum``) keep their values in input order and are summed
+once, in :meth:`Accumulator.finalize`.
+
+The envelope of a state is::
+
+    {"rageval_min_state": 1, "family": F, "command": C, "params": {...},
+     "diagnostics": [...], "diagnostics_total": N, "data": {...}}
+
+``params`` are what the accumulator was built with (they fix the signature);
+two states merge only when family, command and params are equal.
+"""
+
+import json
+import math
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Type
+
+from ._report import Report
+from .errors import ScoringError
+
+__all__ = [
+    "Accumulator",
+    "ItemRow",
+    "MAX_DIAGNOSTICS",
+    "STATE_VERSION",
+    "accumulate",
+    "accumulator_class",
+    "accumulator_from_state",
+    "item_row_json",
+    "register_accumulator",
+]
+
+#: A per-item output: a flat dict, the natural key first, then the metrics.
+ItemRow = Dict[str, Any]
+
+#: Version of the partial-state envelope.
+STATE_VERSION = 1
+
+#: How many diagnostics a report keeps (the rest are counted).
+MAX_DIAGNOSTICS = 50
+
+_REGISTRY: Dict[Tuple[str, str], Type["Accumulator"]] = {}
+
+
+def register_accumulator(cls: Type["Accumulator"]) -> Type["Accumulator"]:
+    """Class decorator: make ``cls`` findable by its ``(FAMILY, COMMAND)``."""
+    _REGISTRY[(cls.FAMILY, cls.COMMAND)] = cls
+    return cls
+
+
+def accumulator_class(family: str, command: str) -> Type["Accumulator"]:
+    """The accumulator class of a family's command (imports the family module)."""
+    import importlib
+
+    if (family, command) not in _REGISTRY:
+        try:
+            importlib.import_module(f".{family}", __package__)
+        except ImportError:
+            raise ScoringError(f"unknown family {family!r}") from None
+    try:
+        return _REGISTRY[(family, command)]
+    except KeyError:
+        raise ScoringError(f"family {family!r} has no mergeable command {command!r}") from None
+
+
+class Accumulator:
+    """Base class of every family accumulator.
+
+    A subclass sets ``FAMILY``, ``COMMAND`` and ``DIRECTIONS`` (per-item metric
+    name -> ``"higher"`` or ``"lower"``, which is better), takes its parameters
+    as keyword arguments in ``__init__`` (calling ``super().__init__(**params)``
+    with the JSON-serialisable ones that fix the signature), and implements:
+
+    ``add(item)``
+        fold one item row in;
+    ``_data()`` / ``_load(data)``
+        its own part of the state (plain JSON data) and the reverse;
+    ``_merge(other)``
+        fold in ``other``, the accumulator of the *next* part of the input;
+    ``finalize()``
+        the :class:`~rageval_min._report.Report` (it must not change the state:
+        finalizing twice gives the same report).
+
+    Diagnostics go through :meth:`note`; the first :data:`MAX_DIAGNOSTICS` are
+    kept and the rest counted, which merges exactly.
+    """
+
+    FAMILY: ClassVar[str] = ""
+    COMMAND: ClassVar[str] = ""
+    #: per-item metric -> "higher" | "lower" (which direction is better).
+    DIRECTIONS: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        self.params: Dict[str, Any] = dict(params)
+        self._notes: List[str] = []
+        self._notes_total = 0
+
+    # -- diagnostics -------------------------------------------------------
+
+    def note(self, text: str) -> None:
+        """Record one diagnostic line."""
+        self._notes_total += 1
+        if len(self._notes) < MAX_DIAGNOSTICS:
+            self._notes.append(text)
+
+    def notes(self) -> List[str]:
+        """The kept diagnostics plus a count of the dropped ones."""
+        out = list(self._notes)
+        if self._notes_total > len(self._notes):
+            out.append(f"... and {self._notes_total - len(self._notes)} more diagnostic(s)")
+        return out
+
+    # -- the contract ------------------------------------------------------
+
+    def add(self, item: ItemRow) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _data(self) -> Dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _load(self, data: Mapping[str, Any]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _merge(self, other: "Accumulator") -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finalize(self) -> Report:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def merge(self, other: "Accumulator") -> "Accumulator":
+        """Fold in the accumulator of the next part of the input; returns ``self``."""
+        if (other.FAMILY, other.COMMAND) != (self.FAMILY, self.COMMAND):
+            raise ScoringError(
+                f"cannot merge a {other.FAMILY} {other.COMMAND} state into a {self.FAMILY} {self.COMMAND} one"
+            )
+        if _canonical(other.params) != _canonical(self.params):
+            raise ScoringError(
+                f"cannot merge {self.FAMILY} states made with different options: "
+                f"{_canonical(self.params)} vs {_canonical(other.params)}"
+            )
+        self._merge(other)
+        for text in other._notes:
+            if len(self._notes) < MAX_DIAGNOSTICS:
+                self._notes.append(text)
+        self._notes_total += other._notes_total
+        return self
+
+    def to_state(self) -> Dict[str, Any]:
+        """The whole state as plain JSON-serialisable data (see the module docstring)."""
+        return {
+            "rageval_min_state": STATE_VERSION,
+            "family": self.FAMILY,
+            "command": self.COMMAND,
+            "params": self.params,
+            "diagnostics": list(self._notes),
+            "diagnostics_total": self._notes_total,
+            "data": self._data(),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> "Accumulator":
+        """Rebuild an accumulator from :meth:`to_state` output."""
+        _check_envelope(state)
+        if (state["family"], state["command"]) != (cls.FAMILY, cls.COMMAND):
+            raise ScoringError(
+                f"the state is a {state['family']} {state['command']} state, not {cls.FAMILY} {cls.COMMAND}"
+            )
+        acc = cls(**state["params"])
+        notes = state.get("diagnostics") or []
+        total = state.get("diagnostics_total", len(notes))
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes) or not isinstance(total, int):
+            raise ScoringError("malformed partial state: diagnostics")
+        acc._notes = list(notes)[:MAX_DIAGNOSTICS]
+        acc._notes_total = max(total, len(acc._notes))
+        try:
+            acc._load(state["data"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ScoringError(f"malformed partial state for {cls.FAMILY} {cls.COMMAND}: {exc}") from None
+        return acc
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def _check_envelope(state: Any) -> None:
+    if not isinstance(state, Mapping) or state.get("rageval_min_state") != STATE_VERSION:
+        raise ScoringError(f"not a rageval-min partial state (version {STATE_VERSION})")
+    for key in ("family", "command", "params", "data"):
+        if key not in state:
+            raise ScoringError(f"malformed partial state: no {key!r}")
+    if not isinstance(state["params"], Mapping):
+        raise ScoringError("malformed partial state: params is not an object")
+
+
+def accumulator_from_state(state: Mapping[str, Any]) -> Accumulator:
+    """Rebuild any family's accumulator from its state (the family is in the state)."""
+    _check_envelope(state)
+    cls = accumulator_class(str(state["family"]), str(state["command"]))
+    return cls.from_state(state)
+
+
+def accumulate(
+    acc: Accumulator, items: Iterable[ItemRow], on_item: Optional[Callable[[ItemRow], None]] = None
+) -> Accumulator:
+    """Add every item row to ``acc`` (passing each to ``on_item`` first); returns ``acc``."""
+    for item in items:
+        if on_item is not None:
+            on_item(item)
+        acc.add(item)
+    return acc
+
+
+def item_row_json(row: ItemRow) -> str:
+    """One line of a ``--per-item`` file (strict JSON: NaN and infinities become null).
+
+    >>> item_row_json({"id": "a", "f1": float("nan"), "hit": 1})
+    '{"id": "a", "f1": null, "hit": 1}\\n'
+    """
+    clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+    return json.dumps(clean, ensure_ascii=False, allow_nan=False) + "\n"
