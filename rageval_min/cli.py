@@ -75,22 +75,37 @@ def _command_modules() -> List[ModuleType]:
 
 
 def _run_demo(args: argparse.Namespace, io: CliIO) -> int:
-    """Run every family on gold_samples/ and print a readable report."""
-    failed = []
-    SAMPLES_OVERRIDE.set(args.samples)
-    io.stdout.write(f"rageval-min {__version__} demo: every family on gold_samples/\n")
-    for mod in _command_modules():
-        name = mod.__name__.rsplit("_cmd_", 1)[-1]
+    """Run every family's gold-sample cases (``gold_samples/<family>/cases.json``) and report."""
+    from . import _demo
+
+    root = _demo.samples_root(args.samples)
+    SAMPLES_OVERRIDE.set(root)
+    failed: List[str] = []
+    io.stdout.write(f"rageval-min {__version__} demo: every family on its gold samples ({root})\n")
+    for name in _COMMANDS:
         io.stdout.write(f"\n== {name} ==\n")
-        try:
-            io.stdout.write(mod.demo(io))
-        except ScoringError as exc:
-            failed.append(name)
-            io.stdout.write(f"DEMO FAILED: {exc}\n")
-    io.stdout.write(
-        "\n" + ("all families reproduce their expected outputs\n" if not failed else f"FAILED: {', '.join(failed)}\n")
-    )
-    return EXIT_OK if not failed else EXIT_GATE_FAILED
+        cases = _demo.load_cases(root, name)
+        if not cases:  # a family that still checks its samples in code
+            mod = importlib.import_module(f"._cmd_{name}", __package__)
+            try:
+                io.stdout.write(mod.demo(io))
+            except ScoringError as exc:
+                failed.append(name)
+                io.stdout.write(f"DEMO FAILED: {exc}\n")
+            continue
+        for case in cases:
+            res = _demo.run_case(root, name, case, main)
+            io.stdout.write(f"{'ok  ' if res.ok else 'FAIL'}  {res.name}: {res.detail}\n")
+            if res.shown:
+                io.stdout.write(res.shown if res.shown.endswith("\n") else res.shown + "\n")
+            if not res.ok:
+                failed.append(f"{name}: {res.name}")
+    if failed:
+        io.stdout.write("\nFAILED: " + "; ".join(failed) + "\n")
+        io.stderr.write(f"rageval-min: error: demo: {len(failed)} case(s) did not reproduce their expected output\n")
+        return EXIT_USAGE if args.samples else EXIT_INTERNAL
+    io.stdout.write("\nall families reproduce their expected outputs\n")
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:

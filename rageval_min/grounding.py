@@ -47,15 +47,19 @@ Variants (opt-in, recorded in the signature): ``bom_tolerant``,
 import json
 import re
 import unicodedata
-from typing import Any, Dict, Iterable, List, NamedTuple, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from ._contract import Accumulator, ItemRow, register_accumulator
 from ._io import Problems, iter_jsonl
+from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .gates import GateOutcome
 
 __all__ = [
     "DEFAULT_GATES",
+    "FAMILY",
+    "GroundingAccumulator",
     "GroundingScores",
     "REFERENCE",
     "REFUSAL",
@@ -67,11 +71,15 @@ __all__ = [
     "is_refusal",
     "parse_reference_gates",
     "reference_output",
+    "check_variants",
     "score",
+    "score_file",
     "score_files",
+    "score_item",
     "signature",
 ]
 
+FAMILY = "grounding"
 REFERENCE = "onestardao/WFGY@25aaa9d"
 REFUSAL = "not in context"
 DEFAULT_GATES = "precision=0.80,chr=0.75,under=0.05,over=0.10"
@@ -256,133 +264,282 @@ def _index_traces(
     return _TraceIndex(index, unused, dropped)
 
 
-def _score(
+def check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
+    """The sorted, de-duplicated variant names; an unknown one is a ScoringError.
+
+    >>> check_variants(["refusal_relaxed", "bom_tolerant", "refusal_relaxed"])
+    ('bom_tolerant', 'refusal_relaxed')
+    """
+    names = tuple(sorted(set(variants)))
+    bad = [v for v in names if v not in VARIANTS]
+    if bad:
+        raise ScoringError(f"unknown grounding variant(s): {', '.join(bad)}; known: {', '.join(VARIANTS)}")
+    return names
+
+
+def _pair_row(
+    qid: Any,
+    g: Dict[str, Any],
+    ans: Dict[str, Any],
+    *,
+    k: int,
+    variants: Sequence[str],
+    gwhere: Dict[str, Any],
+    twhere: Dict[str, Any],
+) -> ItemRow:
+    relaxed = "refusal_relaxed" in variants
+    chr_all = "chr_as_documented" in variants
+    answerable = g.get("answerable")
+    if "answerable_strict" in variants and not isinstance(answerable, bool):
+        raise ScoringError(
+            f"must be true or false (variant answerable_strict), got {json.dumps(answerable)}",
+            field="answerable",
+            **gwhere,
+        )
+    aj = ans.get("answer_json") or {}
+    if not isinstance(aj, dict):
+        raise ScoringError(f"must be an object, got {type(aj).__name__}", field="answer_json", **twhere)
+    claim_raw = aj.get("claim") or ""
+    if not isinstance(claim_raw, str):
+        raise ScoringError(f"must be a string, got {type(claim_raw).__name__}", field="answer_json.claim", **twhere)
+    claim = claim_raw.strip()
+    cits = aj.get("citations") or []
+    ret = ans.get("retrieved_ids") or []
+    is_ans = not is_refusal(claim, relaxed=relaxed)
+    correct = hit = under = over = 0
+    recall: Optional[int] = None
+    if is_ans:
+        subs = g.get("gold_claim_substr")
+        try:
+            C = contains_substr(claim, subs)
+        except (AttributeError, TypeError):
+            raise ScoringError(
+                "must be a list of strings (an element is not a string)"
+                if isinstance(subs, (list, dict))
+                else f"must be a list of strings, got {type(subs).__name__}",
+                field="gold_claim_substr",
+                **gwhere,
+            ) from None
+        gold_cites = g.get("gold_citations")
+        try:
+            H = citation_hit(cits, gold_cites, ret)
+        except TypeError:
+            _check_hashable_elements(cits, "answer_json.citations", **twhere)
+            _check_hashable_elements(ret, "retrieved_ids", **twhere)
+            _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+            raise ScoringError(
+                "citations, gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
+            ) from None
+        if answerable == False:  # noqa: E712 -- the reference's equality test, kept on purpose
+            under = 1
+            if chr_all:
+                hit = int(H)
+        else:
+            hit = int(H)
+            correct = int(C and H)
+    elif answerable == True:  # noqa: E712
+        over = 1
+    if answerable == True:  # noqa: E712
+        gold_cites = g.get("gold_citations")
+        try:
+            recall = int(set(gold_cites or []).issubset(set(ret[:k])))
+        except TypeError:
+            _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+            _check_hashable_elements(ret, "retrieved_ids", **twhere)
+            raise ScoringError(
+                "gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
+            ) from None
+    return {
+        "qid": qid,
+        "answerable": 1 if answerable else 0,
+        "unanswerable": 0 if answerable else 1,
+        "answered": int(is_ans),
+        "refused": int(not is_ans),
+        "correct": correct,
+        "citation_hit": hit,
+        "under_refusal": under,
+        "over_refusal": over,
+        "recall@k": recall,
+    }
+
+
+def score_item(
+    gold: Dict[str, Any], trace: Optional[Dict[str, Any]], *, k: int = 5, variants: Sequence[str] = ()
+) -> ItemRow:
+    """The item row of one gold record and its trace (None: no trace, which the reference scores as empty).
+
+    Every value is a 0/1 integer except ``qid`` and ``recall@k`` (None when the
+    item is not in recall's denominator, i.e. ``answerable`` is not ``== True``).
+    ``correct`` and ``citation_hit`` are what the item adds to precision's and
+    CHR's numerators; ``answered`` is their denominator.
+
+    >>> score_item({"qid": "q1", "answerable": True, "gold_claim_substr": ["paris"], "gold_citations": ["d1"]},
+    ...            {"qid": "q1", "retrieved_ids": ["d1"], "answer_json": {"claim": "Paris.", "citations": ["d1"]}})
+    {'qid': 'q1', 'answerable': 1, 'unanswerable': 0, 'answered': 1, 'refused': 0, 'correct': 1, 'citation_hit': 1, \
+'under_refusal': 0, 'over_refusal': 0, 'recall@k': 1}
+    """
+    qid = gold.get("qid")
+    return _pair_row(qid, gold, trace or {}, k=k, variants=check_variants(variants), gwhere={}, twhere={})
+
+
+_COUNTS = (
+    "answerable",
+    "unanswerable",
+    "answered",
+    "refused",
+    "correct",
+    "citation_hit",
+    "under_refusal",
+    "over_refusal",
+)
+
+
+@register_accumulator
+class GroundingAccumulator(Accumulator):
+    """Integer counters of the item rows; the rates are formed once, in :meth:`finalize`.
+
+    Merging adds the counters, so it is exact for any partition.  ``missing``
+    keeps the first ten qids that had no trace (for the diagnostic) and counts
+    the rest; file-level diagnostics arrive through :meth:`note`.
+    """
+
+    FAMILY = "grounding"
+    COMMAND = "score"
+    DIRECTIONS = {
+        "answered": "higher",
+        "refused": "lower",
+        "correct": "higher",
+        "citation_hit": "higher",
+        "under_refusal": "lower",
+        "over_refusal": "lower",
+        "recall@k": "higher",
+    }
+
+    def __init__(self, *, k: int = 5, gates: str = DEFAULT_GATES, variants: Sequence[str] = ()) -> None:
+        super().__init__(k=k, gates=gates, variants=list(check_variants(variants)))
+        self.k = k
+        self.gates = gates
+        self.variants = tuple(self.params["variants"])
+        self.counts = dict.fromkeys(_COUNTS, 0)
+        self.recall = 0
+        self.recall_den = 0
+        self.missing: List[str] = []
+        self.missing_total = 0
+
+    def add(self, item: ItemRow) -> None:
+        for name in _COUNTS:
+            self.counts[name] += item[name]
+        if item["recall@k"] is not None:
+            self.recall_den += 1
+            self.recall += item["recall@k"]
+
+    def add_missing(self, qid: Any) -> None:
+        """Record a gold qid that had no trace."""
+        self.missing_total += 1
+        if len(self.missing) < 10:
+            self.missing.append(repr(qid))
+
+    def _data(self) -> Dict[str, Any]:
+        return {
+            "counts": dict(self.counts),
+            "recall": self.recall,
+            "recall_den": self.recall_den,
+            "missing": list(self.missing),
+            "missing_total": self.missing_total,
+        }
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.counts = {name: int(data["counts"][name]) for name in _COUNTS}
+        self.recall = int(data["recall"])
+        self.recall_den = int(data["recall_den"])
+        self.missing = [str(m) for m in data["missing"]][:10]
+        self.missing_total = int(data["missing_total"])
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, GroundingAccumulator)
+        for name in _COUNTS:
+            self.counts[name] += other.counts[name]
+        self.recall += other.recall
+        self.recall_den += other.recall_den
+        self.missing = (self.missing + other.missing)[:10]
+        self.missing_total += other.missing_total
+
+    def scores(self) -> GroundingScores:
+        """The counts and unrounded rates (the reference's formulas and empty-denominator defaults)."""
+        c = self.counts
+        S, U, A = c["answered"], c["unanswerable"], c["answerable"]
+        diagnostics = []
+        if self.missing_total:
+            more = self.missing_total - len(self.missing)
+            shown = ", ".join(self.missing) + (f" and {more} more" if more else "")
+            diagnostics.append(
+                f"{self.missing_total} gold qid(s) have no trace and count as shipped empty answers "
+                f"(reference behaviour): {shown}"
+            )
+        return GroundingScores(
+            answered=S,
+            refused=c["refused"],
+            answerable=A,
+            unanswerable=U,
+            precision=c["correct"] / S if S else 1.0,
+            chr=c["citation_hit"] / S if S else 1.0,
+            under_refusal=c["under_refusal"] / U if U else 0.0,
+            over_refusal=c["over_refusal"] / A if A else 0.0,
+            recall_at_k=self.recall / self.recall_den if self.recall_den else 0.0,
+            k=self.k,
+            diagnostics=tuple(diagnostics + self.notes()),
+        )
+
+    def finalize(self) -> Report:
+        scores = self.scores()
+        gates_dict = parse_reference_gates(self.gates)
+        passed, outcomes = evaluate_reference_gates(scores, gates_dict, variants=self.variants)
+        return Report(
+            family=FAMILY,
+            signature=signature(variants=self.variants, params=[("k", self.k)]),
+            result=reference_output(scores, gates_dict, passed),
+            metrics=scores.metrics(),
+            diagnostics=list(scores.diagnostics),
+            reference_pass=passed,
+            family_gates=outcomes,
+        )
+
+
+def _accumulate(
     gold_items: Iterable[Tuple[int, Any]],
     trace_items: Iterable[Tuple[int, Any]],
     *,
     k: int,
+    gates: str,
     variants: Sequence[str],
     gold_label: str,
     trace_label: str,
-) -> GroundingScores:
-    bad = set(variants) - set(VARIANTS)
-    if bad:
-        raise ScoringError(f"unknown grounding variant(s): {', '.join(sorted(bad))}; known: {', '.join(VARIANTS)}")
-    relaxed = "refusal_relaxed" in variants
-    chr_all = "chr_as_documented" in variants
-    strict = "answerable_strict" in variants
-
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> GroundingAccumulator:
+    acc = GroundingAccumulator(k=k, gates=gates, variants=variants)
     problems = Problems()
     gold = _index_gold(gold_items, gold_label, problems)
     traces, unused, dropped = _index_traces(trace_items, trace_label, problems, gold)
     problems.raise_if_any()
     if not gold:
         raise ScoringError("holds no gold records", path=gold_label)
-
-    S = R = A = U = TP = CHR_hit = UNDER = OVER = RECALL = REC_DEN = 0
-    missing: List[str] = []
     for qid, (gline, g) in gold.items():
         gwhere: Dict[str, Any] = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
-        answerable = g.get("answerable")
-        if strict and not isinstance(answerable, bool):
-            raise ScoringError(
-                f"must be true or false (variant answerable_strict), got {json.dumps(answerable)}",
-                field="answerable",
-                **gwhere,
-            )
         tline, ans = traces.get(qid, (None, {}))
         if tline is None:
-            missing.append(repr(qid))
+            acc.add_missing(qid)
         twhere: Dict[str, Any] = (
             {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
         )
-        aj = ans.get("answer_json") or {}
-        if not isinstance(aj, dict):
-            raise ScoringError(f"must be an object, got {type(aj).__name__}", field="answer_json", **twhere)
-        claim_raw = aj.get("claim") or ""
-        if not isinstance(claim_raw, str):
-            raise ScoringError(f"must be a string, got {type(claim_raw).__name__}", field="answer_json.claim", **twhere)
-        claim = claim_raw.strip()
-        cits = aj.get("citations") or []
-        ret = ans.get("retrieved_ids") or []
-        is_ans = not is_refusal(claim, relaxed=relaxed)
-        if answerable:
-            A += 1
-        else:
-            U += 1
-        if is_ans:
-            S += 1
-        else:
-            R += 1
-        if is_ans:
-            subs = g.get("gold_claim_substr")
-            try:
-                C = contains_substr(claim, subs)
-            except (AttributeError, TypeError):
-                raise ScoringError(
-                    "must be a list of strings (an element is not a string)"
-                    if isinstance(subs, (list, dict))
-                    else f"must be a list of strings, got {type(subs).__name__}",
-                    field="gold_claim_substr",
-                    **gwhere,
-                ) from None
-            gold_cites = g.get("gold_citations")
-            try:
-                H = citation_hit(cits, gold_cites, ret)
-            except TypeError:
-                _check_hashable_elements(cits, "answer_json.citations", **twhere)
-                _check_hashable_elements(ret, "retrieved_ids", **twhere)
-                _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
-                raise ScoringError(
-                    "citations, gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
-                ) from None
-            if answerable == False:  # noqa: E712 -- the reference's equality test, kept on purpose
-                UNDER += 1
-                if chr_all:
-                    CHR_hit += H
-            else:
-                CHR_hit += H
-                TP += C and H
-        elif answerable == True:  # noqa: E712
-            OVER += 1
-        if answerable == True:  # noqa: E712
-            REC_DEN += 1
-            gold_cites = g.get("gold_citations")
-            try:
-                if set(gold_cites or []).issubset(set(ret[:k])):
-                    RECALL += 1
-            except TypeError:
-                _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
-                _check_hashable_elements(ret, "retrieved_ids", **twhere)
-                raise ScoringError(
-                    "gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
-                ) from None
-
-    diagnostics = []
-    if missing:
-        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-        diagnostics.append(
-            f"{len(missing)} gold qid(s) have no trace and count as shipped empty answers "
-            f"(reference behaviour): {shown}"
-        )
+        row = _pair_row(qid, g, ans, k=k, variants=acc.variants, gwhere=gwhere, twhere=twhere)
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
     if unused:
-        diagnostics.append(f"{unused} trace line(s) have a qid that is not in the gold file and are ignored")
+        acc.note(f"{unused} trace line(s) have a qid that is not in the gold file and are ignored")
     if dropped:
-        diagnostics.append(f"{dropped} trace line(s) have no qid/q_id and are ignored")
-
-    return GroundingScores(
-        answered=S,
-        refused=R,
-        answerable=A,
-        unanswerable=U,
-        precision=TP / S if S else 1.0,
-        chr=CHR_hit / S if S else 1.0,
-        under_refusal=UNDER / U if U else 0.0,
-        over_refusal=OVER / A if A else 0.0,
-        recall_at_k=RECALL / REC_DEN if REC_DEN else 0.0,
-        k=k,
-        diagnostics=tuple(diagnostics),
-    )
+        acc.note(f"{dropped} trace line(s) have no qid/q_id and are ignored")
+    return acc
 
 
 def score(
@@ -406,30 +563,65 @@ def score(
     """
     if isinstance(k, bool) or not isinstance(k, int):
         raise ScoringError(f"k must be an int, got {k!r}")
-    return _score(
+    return _accumulate(
         enumerate(gold, 1),
         enumerate(traces, 1),
         k=k,
+        gates=DEFAULT_GATES,
         variants=variants,
         gold_label="gold record",
         trace_label="trace record",
+    ).scores()
+
+
+def _file_accumulator(
+    gold_path: str,
+    trace_path: str,
+    *,
+    k: int,
+    gates: str,
+    variants: Sequence[str],
+    on_item: Optional[Callable[[ItemRow], None]],
+) -> GroundingAccumulator:
+    variants = check_variants(variants)
+    tolerant = "bom_tolerant" in variants
+    return _accumulate(
+        iter_jsonl(gold_path, bom_tolerant=tolerant),
+        iter_jsonl(trace_path, bom_tolerant=tolerant),
+        k=k,
+        gates=gates,
+        variants=variants,
+        gold_label=gold_path,
+        trace_label=trace_path,
+        on_item=on_item,
     )
 
 
 def score_files(gold_path: str, trace_path: str, *, k: int = 5, variants: Sequence[str] = ()) -> GroundingScores:
-    """Score two JSON Lines files; errors name the file and line.
+    """Score two JSON Lines files into counts and unrounded rates; errors name the file and line.
 
     Both files are streamed; problems in either file are reported together.
     """
-    tolerant = "bom_tolerant" in variants
-    return _score(
-        iter_jsonl(gold_path, bom_tolerant=tolerant),
-        iter_jsonl(trace_path, bom_tolerant=tolerant),
-        k=k,
-        variants=variants,
-        gold_label=gold_path,
-        trace_label=trace_path,
-    )
+    return _file_accumulator(gold_path, trace_path, k=k, gates=DEFAULT_GATES, variants=variants, on_item=None).scores()
+
+
+def score_file(
+    gold_path: str,
+    trace_path: str,
+    *,
+    k: int = 5,
+    gates: str = DEFAULT_GATES,
+    variants: Sequence[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """The ``grounding`` command: score a gold and a trace file into a Report.
+
+    ``gates`` is the reference's ``--gates`` string; they decide
+    ``reference_pass``.  ``on_item`` receives each item row (see
+    :func:`score_item`) in gold order.
+    """
+    parse_reference_gates(gates)
+    return _file_accumulator(gold_path, trace_path, k=k, gates=gates, variants=variants, on_item=on_item).finalize()
 
 
 def parse_reference_gates(text: str) -> Dict[str, str]:
@@ -519,10 +711,10 @@ def format_wfgy(output: Dict[str, Any]) -> str:
     return json.dumps(output, indent=2) + "\n"
 
 
-def signature(*, k: int = 5, variants: Sequence[str] = ()) -> str:
+def signature(*, variants: Sequence[str] = (), params: Sequence[Tuple[str, object]] = (("k", 5),)) -> str:
     """The reproducibility signature of a grounding result.
 
-    >>> signature(k=5)
+    >>> signature(params=[("k", 5)])
     'rageval_min:0.1.0|family=grounding|ref=onestardao/WFGY@25aaa9d|variants=none|k=5'
     """
-    return make_signature("grounding", REFERENCE, variants, [("k", k)])
+    return make_signature(FAMILY, REFERENCE, check_variants(variants), params)

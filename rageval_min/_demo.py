@@ -1,0 +1,156 @@
+"""``rageval-min demo``: the gold-sample cases of every family, as data.
+
+Each family folder of the gold samples holds ``cases.json``: a list of cases,
+each a command line and the file its output must reproduce::
+
+    {"name": "wfgy output",
+     "argv": ["grounding", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--format", "wfgy"],
+     "output": "stdout",              # or the name of a file the argv writes under {tmp}
+     "expected": "expected_wfgy.json",
+     "compare": "exact",               # see COMPARISONS
+     "select": "result.abilities",    # optional: a dotted path into the JSON output
+     "rel_tol": 1e-12,                 # json_close only
+     "exit": 1,                         # optional: the expected exit code (default 0)
+     "show": true}                      # optional: demo prints the command's stdout
+
+The command runs in-process with the family's sample folder as the working
+directory, so relative paths name sample files; ``{tmp}`` in an argument is a
+fresh temporary folder for outputs.  The test suite runs the same cases.
+"""
+
+import io
+import json
+import math
+import os
+import tempfile
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+
+from .errors import ScoringError
+
+__all__ = ["COMPARISONS", "CaseResult", "load_cases", "run_case", "samples_root"]
+
+
+class CaseResult(NamedTuple):
+    family: str
+    name: str
+    ok: bool
+    detail: str
+    shown: str = ""
+
+
+def samples_root(override: Optional[str] = None) -> str:
+    """The gold-samples folder: ``override``, the installed copy, or a checkout's ``gold_samples/``."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = (
+        [override]
+        if override
+        else [
+            os.path.join(here, "_gold_samples"),
+            os.path.join(os.path.dirname(here), "gold_samples"),
+        ]
+    )
+    for base in candidates:
+        if base and os.path.isdir(base):
+            return base
+    raise ScoringError(
+        f"cannot find the gold samples (looked in {', '.join(c for c in candidates if c)}); pass demo --samples DIR"
+    )
+
+
+def load_cases(root: str, family: str) -> List[Dict[str, Any]]:
+    """The cases of ``family`` (an empty list when it has no ``cases.json``)."""
+    path = os.path.join(root, family, "cases.json")
+    if not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        cases = json.load(fh)
+    if not isinstance(cases, list) or not all(isinstance(c, dict) and "argv" in c for c in cases):
+        raise ScoringError("expected a list of cases with argv", path=path)
+    return cases
+
+
+def _select(value: Any, path: Optional[str]) -> Any:
+    for part in (path or "").split(".") if path else ():
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def _close(got: Any, exp: Any, rel_tol: float) -> bool:
+    if isinstance(exp, float) or isinstance(got, float):
+        if not isinstance(got, (int, float)) or not isinstance(exp, (int, float)):
+            return False
+        return got == exp or math.isclose(got, exp, rel_tol=rel_tol, abs_tol=rel_tol)
+    if isinstance(exp, dict):
+        return isinstance(got, dict) and got.keys() == exp.keys() and all(_close(got[k], exp[k], rel_tol) for k in exp)
+    if isinstance(exp, list):
+        return isinstance(got, list) and len(got) == len(exp) and all(_close(g, e, rel_tol) for g, e in zip(got, exp))
+    return bool(got == exp)
+
+
+def _hex_subset(got: Any, exp: Any) -> bool:
+    """Every leaf of ``exp`` equals ``got``'s; a string leaf that is a float in hex is compared as that float."""
+    if isinstance(exp, dict):
+        return isinstance(got, dict) and all(k in got and _hex_subset(got[k], v) for k, v in exp.items())
+    if isinstance(exp, str) and isinstance(got, float):
+        try:
+            return got == float.fromhex(exp)
+        except ValueError:
+            return False
+    return bool(got == exp)
+
+
+def _jsonl(text: str) -> List[Any]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+#: compare kind -> (got text, expected text, case) -> ok
+COMPARISONS: Dict[str, Callable[[str, str, Dict[str, Any]], bool]] = {
+    "exact": lambda got, exp, case: got == exp,
+    "json": lambda got, exp, case: _select(json.loads(got), case.get("select")) == json.loads(exp),
+    "jsonl": lambda got, exp, case: _jsonl(got) == _jsonl(exp),
+    "json_close": lambda got, exp, case: _close(
+        _select(json.loads(got), case.get("select")), json.loads(exp), float(case.get("rel_tol", 1e-12))
+    ),
+    "jsonl_close": lambda got, exp, case: _close(_jsonl(got), _jsonl(exp), float(case.get("rel_tol", 1e-12))),
+    "json_hex": lambda got, exp, case: _hex_subset(_select(json.loads(got), case.get("select")), json.loads(exp)),
+}
+
+
+def run_case(root: str, family: str, case: Dict[str, Any], main: Callable[..., int]) -> CaseResult:
+    """Run one case with ``main`` (the CLI's) and compare its output with the expected file."""
+    name = str(case.get("name") or " ".join(case["argv"]))
+    folder = os.path.join(root, family)
+    kind = case.get("compare", "exact")
+    if kind not in COMPARISONS:
+        return CaseResult(family, name, False, f"unknown comparison {kind!r}")
+    with tempfile.TemporaryDirectory(prefix="rageval-demo-") as tmp:
+        argv = [str(a).replace("{tmp}", tmp) for a in case["argv"]]
+        out, err = io.StringIO(), io.StringIO()
+        cwd = os.getcwd()
+        try:
+            os.chdir(folder)
+            code = main(argv, stdout=out, stderr=err)
+        finally:
+            os.chdir(cwd)
+        want = int(case.get("exit", 0))
+        if code != want:
+            return CaseResult(family, name, False, f"exit {code}, expected {want}: {err.getvalue().strip()}")
+        target = case.get("output", "stdout")
+        if target == "stdout":
+            got = out.getvalue()
+        else:
+            with open(os.path.join(tmp, target), encoding="utf-8", newline="") as fh:
+                got = fh.read()
+    with open(os.path.join(folder, case["expected"]), encoding="utf-8", newline="") as fh:
+        expected = fh.read()
+    try:
+        ok = COMPARISONS[kind](got, expected, case)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        return CaseResult(family, name, False, f"cannot compare: {exc}")
+    detail = f"matches {case['expected']} ({kind})" if ok else f"differs from {case['expected']} ({kind})"
+    return CaseResult(family, name, ok, detail, out.getvalue() if case.get("show") else "")
+
+
+def run_family(root: str, family: str, main: Callable[..., int]) -> Sequence[CaseResult]:
+    """Every case of ``family``."""
+    return [run_case(root, family, case, main) for case in load_cases(root, family)]

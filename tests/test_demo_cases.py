@@ -1,0 +1,40 @@
+"""The gold-sample cases that ``rageval-min demo`` runs (gold_samples/<family>/cases.json), run by the suite."""
+
+import json
+import os
+
+import pytest
+from conftest import ROOT
+
+from rageval_min import _demo
+from rageval_min.cli import _COMMANDS, main
+
+SAMPLES = os.path.join(ROOT, "gold_samples")
+CASES = [(fam, case) for fam in _COMMANDS for case in _demo.load_cases(SAMPLES, fam)]
+
+
+@pytest.mark.parametrize("family,case", CASES, ids=[f"{f}:{c.get('name', '')}" for f, c in CASES])
+def test_gold_sample_case(family, case):
+    res = _demo.run_case(SAMPLES, family, case, main)
+    assert res.ok, res.detail
+
+
+def test_comparer_detects_a_difference(tmp_path):
+    fam = tmp_path / "grounding"
+    fam.mkdir()
+    for name in ("gold.jsonl", "trace.jsonl"):
+        (fam / name).write_bytes(open(os.path.join(SAMPLES, "grounding", name), "rb").read())
+    expected = json.loads(open(os.path.join(SAMPLES, "grounding", "expected_wfgy.json")).read())
+    expected["precision"] = 0.5
+    (fam / "expected_wfgy.json").write_text(json.dumps(expected, indent=2) + "\n")
+    case = _demo.load_cases(SAMPLES, "grounding")[0]
+    for kind in ("exact", "json"):
+        res = _demo.run_case(str(tmp_path), "grounding", dict(case, compare=kind), main)
+        assert not res.ok and "differs" in res.detail
+
+
+def test_close_comparison_tolerance():
+    f = _demo.COMPARISONS["json_close"]
+    assert f('{"a": 1.0000000000001}', '{"a": 1.0}', {"rel_tol": 1e-12})
+    assert not f('{"a": 1.001}', '{"a": 1.0}', {"rel_tol": 1e-12})
+    assert not f('{"a": 1.0, "b": 2}', '{"a": 1.0}', {})
