@@ -15,10 +15,14 @@ from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_ga
 __all__ = [
     "CliIO",
     "add_per_item_option",
+    "add_records_option",
     "add_report_options",
+    "check_paths",
     "emit_report",
     "gold_samples_dir",
     "item_sink",
+    "prepare",
+    "report_targets",
     "selected_variants",
 ]
 
@@ -38,19 +42,28 @@ def add_report_options(
     default_format: str = "json",
     per_item: bool = False,
 ) -> None:
-    """Add ``--format``, ``--output``, ``--gate``, ``--per-item`` (scoring commands) and ``--variant``."""
+    """Add ``--format``, ``--output``, ``--gate``, ``--per-item`` (scoring commands) and ``--variant``.
+
+    ``--output [FORMAT:]PATH`` is repeatable, so one run can write JSON,
+    Markdown and JUnit without scoring twice; ``-`` is stdout.
+    """
+    formats = list(FORMATS) + list(extra_formats)
     group = parser.add_argument_group("output and gates")
     group.add_argument(
         "--format",
-        choices=list(FORMATS) + list(extra_formats),
+        choices=formats,
         default=default_format,
         help=f"output format (default: {default_format})",
     )
     group.add_argument(
         "--output",
-        metavar="PATH",
-        help="write the output to PATH atomically instead of stdout",
+        action="append",
+        default=[],
+        metavar="[FORMAT:]PATH",
+        help="write the report to PATH atomically instead of stdout, in FORMAT (default: --format); "
+        "repeatable, e.g. --output json:r.json --output junit:r.xml",
     )
+    group.set_defaults(_formats=formats)
     group.add_argument(
         "--gate",
         action="append",
@@ -70,6 +83,16 @@ def add_report_options(
             help="opt-in variant (changes numbers; recorded in the signature); repeatable; one of: "
             + ", ".join(variants),
         )
+
+
+def add_records_option(parser: Any, *, what: str, required: bool = True) -> None:
+    """Add ``--records PATH``: the data file a step writes beside its report (``what`` it holds)."""
+    parser.add_argument(
+        "--records",
+        required=required,
+        metavar="PATH",
+        help=f"write {what} to PATH (JSON Lines, atomically)",
+    )
 
 
 def add_per_item_option(group: Any) -> None:
@@ -109,24 +132,136 @@ def parse_gates(args: argparse.Namespace) -> List[Gate]:
     return [parse_gate(g) for g in getattr(args, "gate", None) or []]
 
 
+class Target(NamedTuple):
+    """One report destination: a format and a path (``None`` is stdout)."""
+
+    fmt: str
+    path: Optional[str]
+
+
+def report_targets(args: argparse.Namespace) -> List[Target]:
+    """The ``--output [FORMAT:]PATH`` destinations (stdout in ``--format`` when none is given)."""
+    formats = getattr(args, "_formats", None) or list(FORMATS)
+    values = getattr(args, "output", None)
+    if values is None or values == []:
+        return [Target(args.format, None)]
+    if isinstance(values, str):  # a Namespace built by code, not by add_report_options
+        values = [values]
+    out: List[Target] = []
+    for value in values:
+        fmt, sep, rest = value.partition(":")
+        if sep and fmt in formats and rest:
+            out.append(Target(fmt, None if rest == "-" else rest))
+        else:
+            out.append(Target(args.format, None if value == "-" else value))
+    if sum(1 for t in out if t.path is None) > 1:
+        raise ScoringError("--output: only one report can go to stdout")
+    return out
+
+
+def stream_output_path(args: argparse.Namespace) -> Optional[str]:
+    """The one ``--output PATH`` of a command whose output is a data stream, not a report (None: stdout)."""
+    targets = report_targets(args)
+    if len(targets) != 1 or targets[0].fmt != args.format:
+        raise ScoringError("--output: this output is a data stream; give one PATH without FORMAT:")
+    return targets[0].path
+
+
+#: Options that name files a command writes (checked against its inputs and each other).
+OUTPUT_OPTIONS = ("per_item", "records", "emit_partial")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_paths(args: argparse.Namespace, inputs: Sequence[Optional[str]] = ()) -> None:
+    """Refuse (exit 2) an output that names an input, the judge cache, or another output.
+
+    Compared with :func:`os.path.samefile`, so links and relative paths are
+    caught; nothing has been written when this raises.
+    """
+    outputs = [(f"--output {t.path}", t.path) for t in report_targets(args) if t.path]
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        if value and value != "-":
+            outputs.append((f"--{name.replace('_', '-')} {value}", value))
+    protected = [(f"input {p}", p) for p in inputs if p and p != "-"]
+    cache = getattr(args, "judge_cache", None)
+    if cache:
+        protected.append((f"the judge cache {cache}", cache))
+    for i, (label, path) in enumerate(outputs):
+        for other, opath in protected + outputs[:i]:
+            if _same_file(path, opath):
+                raise ScoringError(f"{label} names the same file as {other}; refusing to overwrite it")
+
+
+def prepare(
+    args: argparse.Namespace,
+    *,
+    inputs: Sequence[Optional[str]] = (),
+    metric_names: Optional[Sequence[str]] = None,
+) -> List[Gate]:
+    """Check the options before any work: gate syntax, gate names (when known), output paths.
+
+    ``metric_names`` are the gateable names the command will produce; pass
+    None when they depend on the data (then the names are checked as soon as
+    they are known, and always before any judge call or output).
+    """
+    gates = parse_gates(args)
+    if metric_names is not None:
+        check_gate_names(gates, metric_names)
+    report_targets(args)
+    check_paths(args, inputs)
+    return gates
+
+
 def emit_report(
     report: Report,
     args: argparse.Namespace,
     io: CliIO,
     formatters: Optional[Mapping[str, Formatter]] = None,
+    *,
+    stdout_suffix: Optional[Mapping[str, str]] = None,
 ) -> int:
-    """Evaluate ``--gate``s, render ``report`` in ``--format``, write it; return the exit code.
+    """Evaluate ``--gate``s, render ``report`` to every ``--output`` target; return the exit code.
 
     The exit code is 0 when the family's own gates (if any) and every
-    ``--gate`` pass, 1 otherwise.
+    ``--gate`` pass, 1 otherwise; each failed gate is named on stderr in one
+    line.  ``stdout_suffix`` is text added after a format written to stdout
+    (a reference whose file output lacks a final newline).
     """
     gates = parse_gates(args)
     check_gate_names(gates, report.metrics)
     outcomes: Sequence[GateOutcome] = evaluate_gates(gates, report.metrics)
-    text = render(report, args.format, outcomes, formatters)
-    with open_output(args.output, io.stdout) as fh:
-        fh.write(text)
+    for target in report_targets(args):
+        text = render(report, target.fmt, outcomes, formatters)
+        if target.path is None and stdout_suffix:
+            text += stdout_suffix.get(target.fmt, "")
+        with open_output(target.path, io.stdout) as fh:
+            fh.write(text)
+    for o in list(report.family_gates) + list(outcomes):
+        if o.passed is False:
+            io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")
+    if report.reference_pass is False and not any(o.passed is False for o in report.family_gates):
+        io.stderr.write("gate reference failed\n")
     return 0 if overall_pass(report, outcomes) else 1
+
+
+def format_value(value: Any) -> str:
+    """A gate value for a one-line message (4 significant decimals for floats).
+
+    >>> format_value(2 / 3), format_value(None), format_value(3)
+    ('0.6667', 'undefined', '3')
+    """
+    if value is None:
+        return "undefined"
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".") if value == value and abs(value) < 1e6 else repr(value)
+    return str(value)
 
 
 #: Set by ``rageval-min demo --samples DIR``.

@@ -521,16 +521,15 @@ def run_score(args: argparse.Namespace, io: CliIO) -> int:
         judged=args.judged,
         variants=selected_variants(args),
     )
-    to_file = args.output not in (None, "-")
 
     def _rgb(rep: Report, outcomes: Any) -> str:
         # the exact _result.json text (no trailing newline in a file, as the reference writes it)
-        return rgb.format_result_json(rep.result) + ("" if to_file else "\n")
+        return rgb.format_result_json(rep.result)
 
     if args.format == "rgb":
         for d in report.diagnostics:
             io.stderr.write(f"rageval-min: rgb score: note: {d}\n")
-    return emit_report(report, args, io, formatters={"rgb": _rgb})
+    return emit_report(report, args, io, formatters={"rgb": _rgb}, stdout_suffix={"rgb": "\n"})
 
 
 # --------------------------------------------------------------------------- report

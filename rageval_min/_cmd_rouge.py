@@ -6,7 +6,15 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
 from . import rouge
-from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, parse_gates, selected_variants
+from ._cli_common import (
+    CliIO,
+    add_report_options,
+    emit_report,
+    gold_samples_dir,
+    parse_gates,
+    selected_variants,
+    stream_output_path,
+)
 from ._extras import load_extra
 from ._io import Problems, iter_records, open_output
 from ._report import Report, render_text
@@ -233,7 +241,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     if args.format != "json":
         raise ScoringError("--format applies to --summary; without it the output is JSON Lines", field="--format")
     gates = parse_gates(args)
-    with open_output(args.output, io.stdout) as fh:
+    with open_output(stream_output_path(args), io.stdout) as fh:
         means = write_lines(args.input, types, fn, fh)
     if not gates:
         return 0

@@ -51,9 +51,12 @@ def test_reference_stdout_byte_for_byte(tmp_path, case):
     gold, trace = _write_case(tmp_path, case)
     r = run_cli(_argv(case, gold, trace))
     assert r.out == case["expected_stdout"]
-    assert r.err == ""
-    # The reference always exits 0; we exit 1 when its own gates fail.
+    # The reference always exits 0; we exit 1 when its own gates fail, naming the failed one on stderr.
     assert r.code == (0 if case["expected"]["pass"] else 1)
+    if case["expected"]["pass"]:
+        assert r.err == ""
+    else:
+        assert r.err.count("\n") == 1 and r.err.startswith("gate ") and " failed: " in r.err
 
 
 # What each reference crash becomes: a one-line error naming the place (exit 2).

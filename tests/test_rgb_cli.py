@@ -494,7 +494,7 @@ def test_demo_detects_a_wrong_expected_output(tmp_path, name, old, new):
     assert old in text
     exp.write_text(text.replace(old, new), encoding="utf-8")
     r = run_cli(["demo", "--samples", str(samples)])
-    assert r.code == 1 and "DEMO FAILED" in r.out and name in r.out
+    assert r.code == 2 and "FAIL" in r.out and name in r.out
 
 
 def test_vendored_core_folder_runs_rgb(tmp_path):
