@@ -21,16 +21,11 @@ FAMILIES = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag")
 
 G = "gold_samples/"
 
-#: (case id, family, command, accumulator params, CLI argv without --per-item/--output/--format)
-CASES = [
-    (
-        "grounding",
-        "grounding",
-        "score",
-        {"k": 5, "gates": "precision=0.80,chr=0.75,under=0.05,over=0.10", "variants": []},
-        ["grounding", "--gold", G + "grounding/gold.jsonl", "--trace", G + "grounding/trace.jsonl"],
-    ),
-]
+#: One case per scoring command: family, command, the accumulator's params, CLI argv on a gold sample
+#: (without --per-item/--output/--format).  Each family adds its own entries to the JSON file.
+with open(os.path.join(ROOT, "tests", "contract_cases.json"), encoding="utf-8") as _fh:
+    _RAW = json.load(_fh)
+CASES = [(c["id"], c["family"], c["command"], c["params"], c["argv"]) for c in _RAW]
 
 
 def _parts(rows, n):
