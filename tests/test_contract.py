@@ -22,9 +22,12 @@ FAMILIES = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag")
 G = "gold_samples/"
 
 #: One case per scoring command: family, command, the accumulator's params, CLI argv on a gold sample
-#: (without --per-item/--output/--format).  Each family adds its own entries to the JSON file.
-with open(os.path.join(ROOT, "tests", "contract_cases.json"), encoding="utf-8") as _fh:
-    _RAW = json.load(_fh)
+#: (without --per-item/--output/--format), in tests/contract_cases/<family>.json.
+_DIR = os.path.join(ROOT, "tests", "contract_cases")
+_RAW = []
+for _name in sorted(os.listdir(_DIR)):
+    with open(os.path.join(_DIR, _name), encoding="utf-8") as _fh:
+        _RAW.extend(json.load(_fh))
 CASES = [(c["id"], c["family"], c["command"], c["params"], c["argv"]) for c in _RAW]
 
 
