@@ -137,8 +137,8 @@ def best_times(
 
 def _rapidfuzz_lcs() -> Optional[Callable[..., int]]:
     """The ``fast`` extra's LCS function (as ``--backend rapidfuzz`` loads it), or None."""
-    from rageval_min._cmd_rouge import rapidfuzz_lcs
     from rageval_min.errors import ScoringError
+    from rageval_min.rouge import rapidfuzz_lcs
 
     try:
         return rapidfuzz_lcs()[0]

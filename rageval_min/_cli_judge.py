@@ -11,6 +11,7 @@ import time
 from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
 
 from ._extras import load_extra
+from ._report import Report
 from .judges import (
     DEFAULT_ABORT_AFTER,
     DEFAULT_API_KEY_ENV,
@@ -22,7 +23,14 @@ from .judges import (
     templates_from_args,
 )
 
-__all__ = ["add_bertscore_options", "add_judge_options", "judge_from_args", "scorer_from_args"]
+__all__ = [
+    "add_bertscore_options",
+    "add_judge_options",
+    "judge_from_args",
+    "judge_model",
+    "scorer_from_args",
+    "with_judge_stats",
+]
 
 
 _N = TypeVar("_N", int, float)
@@ -163,3 +171,19 @@ def scorer_from_args(args: argparse.Namespace) -> Optional[EmbeddingScorer]:
         kwargs["model_type"] = model
     scorer: EmbeddingScorer = mod.BertScorer(num_layers=args.bertscore_layers, **kwargs)
     return scorer
+
+
+def judge_model(runner: JudgeRunner) -> str:
+    """The model name a judged result records in its signature (``judge_model=``; ``none`` if unnamed)."""
+    return str(getattr(runner.judge, "model", "") or "none")
+
+
+def with_judge_stats(report: Report, runner: JudgeRunner) -> Report:
+    """``report`` with the run's judge statistics added to its gateable metrics.
+
+    The signature is not touched: a family composes ``judge_model`` into it as
+    a parameter (see :func:`judge_model`).
+    """
+    metrics = dict(report.metrics)
+    metrics.update(runner.stats.as_metrics())
+    return report._replace(metrics=metrics)

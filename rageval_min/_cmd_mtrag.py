@@ -19,7 +19,6 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _cli_judge, judges, mtrag, rouge
 from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._cmd_rouge import lcs_backend
 from ._io import Problems, atomic_writer, iter_jsonl, read_json, read_text
 from ._report import Report
 from .errors import ScoringError
@@ -325,7 +324,7 @@ def _emit_with_report_path(report: Report, args: argparse.Namespace, io: CliIO) 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
     scorer = _cli_judge.scorer_from_args(args)
     bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
-    lcs, backend = lcs_backend(args.backend)
+    lcs, backend = rouge.lcs_backend(args.backend)
     report = algorithmic_file(
         args.input, args.output, variants=selected_variants(args), bertscore=bertscore, lcs=lcs, backend=backend
     )

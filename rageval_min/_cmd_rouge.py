@@ -81,30 +81,10 @@ def parse_types(text: str) -> List[str]:
         raise ScoringError(exc.msg, field="--rouge-types") from None
 
 
-def rapidfuzz_lcs() -> Tuple[rouge.LcsFn, str]:
-    """The ``fast`` extra's exact LCS function and its signature name (``rapidfuzz-<version>``).
-
-    Raises :class:`ScoringError` with the pip command when rapidfuzz is missing.
-    """
-    mod = load_extra("fast")
-    mod.check_backend()
-    return mod.lcs_length, "rapidfuzz-" + mod.rapidfuzz_version()
-
-
-def lcs_backend(backend: str) -> Tuple[Optional[rouge.LcsFn], str]:
-    """The LCS function of ``--backend`` (None: the built-in one) and its signature label.
-
-    The label is the backend's name, except ``rapidfuzz-<version>`` for rapidfuzz.
-    """
-    if backend == "rapidfuzz":
-        return rapidfuzz_lcs()
-    return None, backend
-
-
 def make_score_fn(
     types: List[str], *, use_stemmer: bool, tokenizer: str, backend: str, lcs: Optional[rouge.LcsFn] = None
 ) -> ScoreFn:
-    """The scoring function of ``backend``; ``lcs`` (from :func:`lcs_backend`) for the built-in engine."""
+    """The scoring function of ``backend``; ``lcs`` (from :func:`rouge.lcs_backend`) for the built-in engine."""
     if backend == "rouge-score":
         if tokenizer != "reference":
             raise ScoringError("the rouge-score backend has no unicode tokenizer", field="--backend")
@@ -233,7 +213,7 @@ def write_lines(path: str, types: List[str], fn: ScoreFn, out: TextIO) -> _Means
 def run(args: argparse.Namespace, io: CliIO) -> int:
     types = parse_types(args.rouge_types)
     tokenizer = _tokenizer(args)
-    lcs, label = lcs_backend(args.backend)
+    lcs, label = rouge.lcs_backend(args.backend)
     fn = make_score_fn(types, use_stemmer=args.use_stemmer, tokenizer=tokenizer, backend=args.backend, lcs=lcs)
     signature = _signature(args, types, tokenizer, label)
     if args.summary:

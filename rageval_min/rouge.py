@@ -699,3 +699,25 @@ def rouge_signature(
     params.append(("tokenizer", tokenizer))
     params.extend(extra_params)
     return make_signature("rouge", ROUGE_REF, variants, params)
+
+
+def rapidfuzz_lcs() -> Tuple[LcsFn, str]:
+    """The ``fast`` extra's exact LCS function and its signature name (``rapidfuzz-<version>``).
+
+    Raises :class:`ScoringError` with the pip command when rapidfuzz is missing.
+    """
+    from ._extras import load_extra
+
+    mod = load_extra("fast")
+    mod.check_backend()
+    return mod.lcs_length, "rapidfuzz-" + mod.rapidfuzz_version()
+
+
+def lcs_backend(backend: str) -> Tuple[Optional[LcsFn], str]:
+    """The LCS function of ``--backend`` (None: the built-in one) and its signature label.
+
+    The label is the backend's name, except ``rapidfuzz-<version>`` for rapidfuzz.
+    """
+    if backend == "rapidfuzz":
+        return rapidfuzz_lcs()
+    return None, backend
