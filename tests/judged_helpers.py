@@ -92,19 +92,8 @@ def _score(argv):
 
 
 def _family_judge(family, argv):
-    import argparse
-    import io
-
-    from rageval_min import _judge_families as jf
-    from rageval_min._cli_common import CliIO
-
-    parser = argparse.ArgumentParser(prog=f"rageval-min {family}")
-    sub = parser.add_subparsers()
-    (jf.register_rgb_judge if family == "rgb" else jf.register_pairwise_judge)(sub)
-    args = parser.parse_args(["judge"] + argv)
-    out, err = io.StringIO(), io.StringIO()
-    code = args.func(args, CliIO(out, err))
-    return code, out.getvalue(), err.getvalue()
+    r = run_cli([family, "judge"] + argv)
+    return r.code, r.out, r.err
 
 
 def _pairwise_table(tmp_path):
