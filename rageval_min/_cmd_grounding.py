@@ -4,7 +4,7 @@ import argparse
 from typing import Any
 
 from . import grounding
-from ._cli_common import CliIO, add_report_options, emit_report, item_sink, selected_variants
+from ._cli_common import CliIO, add_report_options, emit_report, item_sink, prepare, report_targets, selected_variants
 from ._report import Report
 
 
@@ -13,7 +13,9 @@ def register(sub: Any) -> None:
         "grounding",
         help="answered precision, citation hit rate, under/over-refusal, recall@k (WFGY score_eval)",
         description="Score a RAG trace against gold answers exactly as WFGY's score_eval does. "
-        "The reference's --gates decide 'pass'; exit code 1 when pass is false or a --gate fails.",
+        "Which gates decide the exit code: with --gate, exactly those; without --gate, the reference's "
+        f"own gates (--gates, default {grounding.DEFAULT_GATES}). The reference's gates also decide when "
+        "--gates is given explicitly or under --format wfgy. Exit 1 when a deciding gate fails.",
     )
     p.add_argument("--gold", required=True, metavar="GOLD.jsonl", help="gold records (qid, answerable, ...)")
     p.add_argument(
@@ -22,8 +24,9 @@ def register(sub: Any) -> None:
     p.add_argument("--k", type=int, default=5, help="cut-off for recall@k (default: 5)")
     p.add_argument(
         "--gates",
-        default=grounding.DEFAULT_GATES,
-        help=f"the reference's gates, NAME=VALUE,... (default: {grounding.DEFAULT_GATES})",
+        default=None,
+        help=f"the reference's gates, NAME=VALUE,... (default: {grounding.DEFAULT_GATES}); "
+        "they decide pass when no --gate is given, or when --gates is given explicitly",
     )
     add_report_options(p, extra_formats=("wfgy",), variants=grounding.VARIANTS, per_item=True)
     p.set_defaults(func=run)
@@ -34,8 +37,19 @@ def _wfgy(report: Report, outcomes: Any) -> str:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
+    prepare(args, inputs=[args.gold, args.trace], metric_names=grounding.GroundingAccumulator.metric_names())
+    gates = args.gates if args.gates is not None else grounding.DEFAULT_GATES
+    grounding.parse_reference_gates(gates)
+    reference_decides = not args.gate or args.gates is not None or any(t.fmt == "wfgy" for t in report_targets(args))
     with item_sink(args.per_item) as on_item:
         report = grounding.score_file(
-            args.gold, args.trace, k=args.k, gates=args.gates, variants=selected_variants(args), on_item=on_item
+            args.gold, args.trace, k=args.k, gates=gates, variants=selected_variants(args), on_item=on_item
         )
+    if reference_decides:
+        if not args.gate:
+            note = f"pass is decided by the reference's gates ({gates}); give --gate to decide with your own"
+            report = report._replace(diagnostics=report.diagnostics + [note])
+    else:
+        note = f"the reference's gates ({gates}) were not applied: --gate decides (pass --gates to apply them too)"
+        report = report._replace(reference_pass=None, family_gates=(), diagnostics=report.diagnostics + [note])
     return emit_report(report, args, io, formatters={"wfgy": _wfgy})

@@ -17,7 +17,9 @@ error unless ``bom_tolerant=True`` (the references open files as plain
 import csv
 import io
 import json
+import math
 import os
+import re
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -27,6 +29,9 @@ from .errors import ScoringError
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "dumps",
+    "finite_json",
+    "loads",
     "MAX_PROBLEMS",
     "Problems",
     "atomic_writer",
@@ -120,88 +125,208 @@ def _open_binary(path: str, what: Optional[str] = None) -> IO[bytes]:
         raise ScoringError(f"cannot open{the}: {exc.strerror or exc}", path=path) from None
 
 
-def _decode(raw: bytes, path: str, lineno: int) -> str:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_hit(text: str) -> bool:
+    """True when ``text`` may hold a ``\\uD800``-``\\uDFFF`` escape (a cheap pre-check)."""
+    return "\\u" in text and ("\\ud" in text or "\\uD" in text)
+
+
+def _surrogate_path(value: Any, path: str = "") -> Optional[str]:
+    """The field path of the first string (or key) holding a lone surrogate, else None."""
+    if isinstance(value, str):
+        return path or "(value)" if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = f"{path}.{k}" if path else str(k)
+            if _SURROGATE.search(k):
+                return sub
+            found = _surrogate_path(v, sub)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _surrogate_path(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def loads(text: str) -> Any:
+    r"""``json.loads`` with every failure a :class:`ValueError` subclass the readers report.
+
+    Raises ``json.JSONDecodeError`` for malformed JSON and :class:`ScoringError`
+    (without a location) for valid JSON that cannot be processed: an integer
+    longer than Python's conversion limit, nesting deeper than the recursion
+    limit, or a string holding a lone UTF-16 surrogate (``"\ud800"``), which
+    no UTF-8 output can carry.  ``NaN``, ``Infinity`` and numbers beyond the
+    float range are read as the references read them (Python's ``json``
+    accepts them); outputs write them as ``null`` (see :func:`dumps`).
+
+    >>> loads('{"a": [1, 2.5, NaN]}')
+    {'a': [1, 2.5, nan]}
+    >>> loads('{"q": "\\ud800"}')
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: q: holds a lone UTF-16 surrogate (\ud800-\udfff), which is not text
+    """
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ScoringError("JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
+        raise ScoringError(f"cannot read this JSON value: {exc}") from None
+    if _escape_hit(text):
+        where = _surrogate_path(value)
+        if where:
+            raise ScoringError("holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text", field=where)
+    return value
+
+
+def _finite(value: Any) -> Tuple[Any, int]:
+    """``value`` with every non-finite float replaced by None, and how many were replaced."""
+    if isinstance(value, float):
+        return (value, 0) if math.isfinite(value) else (None, 1)
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for k, v in value.items():
+            out[k], m = _finite(v)
+            n += m
+        return out, n
+    if isinstance(value, (list, tuple)):
+        items, n = [], 0
+        for v in value:
+            w, m = _finite(v)
+            items.append(w)
+            n += m
+        return items, n
+    return value, 0
+
+
+def finite_json(value: Any) -> Tuple[Any, int]:
+    """``value`` made strict-JSON-safe: NaN and infinities become None; returns ``(value, replaced)``.
+
+    >>> finite_json({"a": float("nan"), "b": [1.0, float("inf")]})
+    ({'a': None, 'b': [1.0, None]}, 2)
+    """
+    return _finite(value)
+
+
+def dumps(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that always writes strict JSON: NaN and infinities are written as ``null``.
+
+    The common case (no non-finite number) costs one ``json.dumps`` call.
+
+    >>> dumps({"x": float("nan")})
+    '{"x": null}'
+    """
+    kwargs["allow_nan"] = False
+    try:
+        return json.dumps(value, **kwargs)
+    except ValueError:
+        return json.dumps(_finite(value)[0], **kwargs)
+
+
+def _open_text_lines(fh: IO[bytes]) -> "io.TextIOWrapper":
+    """A text view of ``fh`` with universal newlines, as the references read files.
+
+    ``\\n``, ``\\r\\n`` and a lone ``\\r`` each end a line (Python's ``open()``
+    default); U+2028, U+2029 and other separators inside a record do not.
+    Undecodable bytes become surrogate escapes so the reader can name them.
+    """
+    return io.TextIOWrapper(fh, encoding="utf-8", errors="surrogateescape", newline=None)
+
+
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _check_utf8(text: str, path: str, lineno: int) -> None:
+    m = _BAD_BYTE.search(text)
+    if m:
         raise ScoringError(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+            f"not valid UTF-8 (byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1})",
             path=path,
             line=lineno,
-        ) from None
-
-
-def _raw_lines(fh: IO[bytes], limit: int) -> Iterator[Tuple[int, Optional[bytes]]]:
-    """Yield ``(line_number, bytes)``; ``None`` for a line longer than ``limit``."""
-    lineno = 0
-    while True:
-        raw = fh.readline(limit + 1)
-        if not raw:
-            return
-        lineno += 1
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
-                raw = fh.readline(1 << 20)
-            yield lineno, None
-            continue
-        yield lineno, raw
+        )
 
 
 def iter_jsonl(
-    path: str, *, bom_tolerant: bool = False, max_line_bytes: int = MAX_LINE_BYTES
+    path: str,
+    *,
+    bom_tolerant: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    bom_hint: Optional[str] = None,
 ) -> Iterator[Tuple[int, Any]]:
     """Yield ``(line_number, value)`` for every non-blank line of a JSON Lines file.
 
-    Line numbers are 1-based and count ``\\n``-terminated lines of the file.
-    Problems (unreadable file, non-UTF-8 bytes, a BOM, invalid JSON, a truncated
-    last line) are collected and raised as one ScoringError after the last line;
-    an empty file (no records at all) is an error too.
+    Lines end as in Python's universal-newline mode (``\\n``, ``\\r\\n`` or a lone
+    ``\\r``), which is how every reference reads its files; line numbers are
+    1-based and count those lines.  Each line is ``str.strip()``-ed and blank
+    lines are skipped.  Problems (unreadable file, non-UTF-8 bytes, a BOM,
+    invalid JSON, a truncated last line, a line over ``max_line_bytes``) are
+    collected and raised as one ScoringError after the last line; an empty file
+    (no records at all) is an error too.  ``bom_hint`` names the option that
+    accepts a BOM, for commands that have one.
     """
     problems = Problems()
     seen = 0
-    with _open_binary(path) as fh:
-        for lineno, raw in _raw_lines(fh, max_line_bytes):
-            if raw is None:
-                problems.add(
-                    f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno
-                )
-                if problems.full:
+    limit = max(1, max_line_bytes // 4)  # characters: a UTF-8 character is at most 4 bytes
+    with _open_binary(path) as raw_fh:
+        fh = _open_text_lines(raw_fh)
+        lineno = 0
+        try:
+            while True:
+                line = fh.readline(limit + 1)
+                if not line:
                     break
-                continue
-            try:
-                text = _decode(raw, path, lineno)
-            except ScoringError as exc:
-                problems.add_error(exc)
-                if problems.full:
-                    break
-                continue
-            if lineno == 1 and text.startswith(_BOM):
-                if bom_tolerant:
-                    text = text[1:]
-                else:
+                lineno += 1
+                if len(line) > limit and not line.endswith("\n"):
+                    while line and not line.endswith("\n"):  # skip the rest of the long line
+                        line = fh.readline(1 << 20)
                     problems.add(
-                        "starts with a UTF-8 byte order mark (save without BOM, or use the bom_tolerant variant)",
-                        path=path,
-                        line=1,
+                        f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno
                     )
+                    if problems.full:
+                        break
                     continue
-            text = text.strip()
-            if not text:
-                continue
-            seen += 1
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                what = "truncated or invalid JSON" if not raw.endswith(b"\n") else "invalid JSON"
-                problems.add(f"{what}: {exc.msg} at column {exc.colno}", path=path, line=lineno)
-                if problems.full:
-                    break
-                continue
-            except RecursionError:
-                problems.add("JSON nested too deeply", path=path, line=lineno)
-                continue
-            if not problems:
-                yield lineno, value
+                try:
+                    _check_utf8(line, path, lineno)
+                except ScoringError as exc:
+                    problems.add_error(exc)
+                    if problems.full:
+                        break
+                    continue
+                if lineno == 1 and line.startswith(_BOM):
+                    if bom_tolerant:
+                        line = line[1:]
+                    else:
+                        hint = f"save without BOM, or use {bom_hint}" if bom_hint else "save the file without it"
+                        problems.add(f"starts with a UTF-8 byte order mark ({hint})", path=path, line=1)
+                        continue
+                text = line.strip()
+                if not text:
+                    continue
+                seen += 1
+                try:
+                    value = loads(text)
+                except json.JSONDecodeError as exc:
+                    what = "truncated or invalid JSON" if not line.endswith("\n") else "invalid JSON"
+                    problems.add(f"{what}: {exc.msg} at column {exc.colno}", path=path, line=lineno)
+                    if problems.full:
+                        break
+                    continue
+                except ScoringError as exc:
+                    problems.add(exc.msg, path=path, line=lineno, field=exc.field)
+                    if problems.full:
+                        break
+                    continue
+                if not problems:
+                    yield lineno, value
+        finally:
+            fh.detach()
     if not seen and not problems:
         problems.add("holds no records (the file is empty)", path=path)
     problems.raise_if_any()
@@ -217,11 +342,11 @@ def _strip_bom(text: str, path: str, bom_tolerant: bool) -> str:
 
 def _parse_json(text: str, path: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise ScoringError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path, line=exc.lineno) from None
-    except RecursionError:
-        raise ScoringError("JSON nested too deeply", path=path) from None
+    except ScoringError as exc:
+        raise ScoringError(exc.msg, path=path, field=exc.field) from None
 
 
 def read_json(path: str, *, what: Optional[str] = None, bom_tolerant: bool = False) -> Any:

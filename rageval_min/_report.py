@@ -21,7 +21,6 @@ outcomes) into one of the formats below.
 import json
 import math
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
-from xml.sax.saxutils import escape, quoteattr
 
 from .gates import GateOutcome
 
@@ -150,6 +149,28 @@ def render_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def escape(text: str) -> str:
+    """Escape ``&``, ``<`` and ``>`` for XML text (what ``xml.sax.saxutils.escape`` does).
+
+    Done here so that writing a report does not import ``xml.sax``, which pulls in
+    ``urllib`` and more at start-up.
+
+    >>> escape("a < b & c")
+    'a &lt; b &amp; c'
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """A double-quoted XML attribute value (what ``xml.sax.saxutils.quoteattr`` gives for it).
+
+    >>> quoteattr('x>="1"')
+    '"x&gt;=&quot;1&quot;"'
+    """
+    text = escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    return '"' + text.replace('"', "&quot;") + '"'
+
+
 def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     suite = f"rageval-min.{report.family}"
     gates = _gate_rows(report, outcomes)
@@ -163,6 +184,8 @@ def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     )
     out.append("    <properties>")
     out.append(f'      <property name="signature" value={quoteattr(report.signature)}/>')
+    for name, value in report.metrics.items():
+        out.append(f"      <property name={quoteattr('metric:' + name)} value={quoteattr(_num(value))}/>")
     out.append("    </properties>")
     if not gates:
         out.append(f'    <testcase classname={quoteattr(suite)} name="evaluation"/>')

@@ -67,7 +67,8 @@ class _Parser(argparse.ArgumentParser):
         raise _Exit(status)
 
     def error(self, message: str) -> NoReturn:
-        raise ScoringError(f"{self.prog}: {message} (see --help)")
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        raise ScoringError(f"{command + ': ' if command else ''}{message} (see --help)")
 
 
 def _command_modules() -> List[ModuleType]:

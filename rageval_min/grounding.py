@@ -426,6 +426,11 @@ class GroundingAccumulator(Accumulator):
         self.missing: List[str] = []
         self.missing_total = 0
 
+    @classmethod
+    def metric_names(cls, **options: Any) -> List[str]:
+        """The gateable names (they do not depend on the data)."""
+        return list(GroundingScores._fields[:4]) + ["precision", "chr", "under_refusal", "over_refusal", "recall@k"]
+
     def add(self, item: ItemRow) -> None:
         for name in _COUNTS:
             self.counts[name] += item[name]
@@ -586,8 +591,8 @@ def _file_accumulator(
     variants = check_variants(variants)
     tolerant = "bom_tolerant" in variants
     return _accumulate(
-        iter_jsonl(gold_path, bom_tolerant=tolerant),
-        iter_jsonl(trace_path, bom_tolerant=tolerant),
+        iter_jsonl(gold_path, bom_tolerant=tolerant, bom_hint="--variant bom_tolerant"),
+        iter_jsonl(trace_path, bom_tolerant=tolerant, bom_hint="--variant bom_tolerant"),
         k=k,
         gates=gates,
         variants=variants,

@@ -184,3 +184,114 @@ def test_subprocess_internal_error_has_no_traceback(tmp_path):
     env = {"PYTHONPATH": str(tmp_path) + os.pathsep + ROOT}
     r = run_subprocess(BASE, env=env)
     assert r.code == 3 and "Traceback" not in r.err and "internal error: ZeroDivisionError" in r.err
+
+
+# --------------------------------------------------------------------------- the front door (issue 13)
+
+SAMPLE = ["grounding", "--gold", "gold_samples/grounding/gold.jsonl", "--trace", "gold_samples/grounding/trace.jsonl"]
+
+
+def _sample(argv):
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return run_cli(SAMPLE + argv)
+    finally:
+        os.chdir(cwd)
+
+
+def test_user_gate_alone_decides():
+    # precision is 0.6667: the user's gate passes, the reference's default 0.80 does not apply
+    r = _sample(["--gate", "precision>=0.5"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["pass"] is True and [g["gate"] for g in out["gates"]] == ["precision>=0.5"]
+    assert out["result"]["pass"] is False  # the reference's own object is unchanged
+    assert any("were not applied" in d for d in out["diagnostics"])
+    assert r.err == ""
+
+
+def test_reference_gates_decide_without_gate_and_say_so():
+    r = _sample([])
+    assert r.code == 1
+    assert r.err == "gate precision>=0.80 failed: 0.6667\n"
+    assert any("decided by the reference's gates" in d for d in json.loads(r.out)["diagnostics"])
+
+
+@pytest.mark.parametrize(
+    "extra,code",
+    [
+        (["--gates", "precision=0.5,chr=0.5,under=0.05,over=0.10"], 0),  # explicit --gates decide too
+        (["--gates", "precision=0.80,chr=0.75,under=0.05,over=0.10"], 1),
+        (["--format", "wfgy"], 1),  # the reference's output format: its gates decide
+    ],
+)
+def test_reference_gates_also_decide_when_asked(extra, code):
+    r = _sample(["--gate", "precision>=0.5"] + extra)
+    assert r.code == code, r.err
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown", "junit", "wfgy"])
+def test_failed_gate_is_one_stderr_line_in_every_format(fmt, tmp_path):
+    out = tmp_path / "r.out"
+    for argv in ([], ["--output", str(out)]):
+        r = _sample(["--gate", "chr>=0.9", "--gates", "precision=0,chr=0,under=1,over=1", "--format", fmt] + argv)
+        assert r.code == 1
+        assert r.err == "gate chr>=0.9 failed: 0.6667\n"
+
+
+def test_gated_value_is_in_every_written_report(tmp_path):
+    targets = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "text", "markdown", "junit")}
+    argv = ["--gate", "recall@k>=0.5"]
+    for fmt, path in targets.items():
+        argv += ["--output", f"{fmt}:{path}"]
+    r = _sample(argv)
+    assert r.code == 0 and r.out == ""
+    for fmt, path in targets.items():
+        text = path.read_text()
+        assert ("recall@k>=0.5" in text or "recall@k&gt;=0.5" in text) and "0.666" in text, fmt
+    assert json.loads(targets["json"].read_text())["gates"][0]["value"] == 2 / 3
+
+
+@pytest.mark.parametrize("gate", ["nope>=1", "precision=0.8", "precision>=abc"])
+def test_bad_gate_is_reported_before_any_work(gate, tmp_path):
+    items, out = tmp_path / "items.jsonl", tmp_path / "out.json"
+    r = _sample(["--gate", gate, "--per-item", str(items), "--output", str(out)])
+    assert r.code == 2 and r.err.count("\n") == 1 and r.err.startswith("rageval-min: error: ")
+    assert not items.exists() and not out.exists()
+
+
+@pytest.mark.parametrize("option", ["--output", "--per-item"])
+@pytest.mark.parametrize("how", ["same", "relative", "symlink"])
+def test_output_naming_an_input_is_refused_and_the_input_kept(option, how, tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes(open(os.path.join(ROOT, "gold_samples", "grounding", "gold.jsonl"), "rb").read())
+    before = gold.read_bytes()
+    target = str(gold)
+    cwd = os.getcwd()
+    if how == "relative":
+        os.chdir(tmp_path)
+        target = "./gold.jsonl"
+    elif how == "symlink":
+        os.symlink(gold, tmp_path / "link.jsonl")
+        target = str(tmp_path / "link.jsonl")
+    try:
+        trace = os.path.join(ROOT, "gold_samples", "grounding", "trace.jsonl")
+        r = run_cli(["grounding", "--gold", str(gold), "--trace", trace, option, target])
+    finally:
+        os.chdir(cwd)
+    assert r.code == 2 and "names the same file as input" in r.err and r.err.count("\n") == 1
+    assert gold.read_bytes() == before
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path):
+    out = str(tmp_path / "x.json")
+    r = _sample(["--output", out, "--per-item", out])
+    assert r.code == 2 and "same file" in r.err and not os.path.exists(out)
+
+
+def test_errors_have_one_prefix():
+    r = run_cli(["grounding", "--gold", "/nonexistent/g.jsonl", "--trace", "/nonexistent/t.jsonl"])
+    assert r.code == 2 and r.err.count("rageval-min") == 1 and r.err.startswith("rageval-min: error: ")
+    r = run_cli(["grounding", "--bogus"])
+    assert r.code == 2 and r.err.count("rageval-min") == 1, r.err

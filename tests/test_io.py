@@ -1,12 +1,17 @@
 """Readers and writers: streaming, problem collection, atomic writes."""
 
 import json
+import math
+import os
+import re
 import types
 
 import pytest
 
 from rageval_min._io import MAX_PROBLEMS, atomic_writer, iter_jsonl, iter_records
 from rageval_min.errors import ScoringError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_iter_jsonl_streams_and_skips_blank_lines(tmp_path):
@@ -165,3 +170,111 @@ def test_read_json_errors_name_file_and_line(tmp_path):
     with pytest.raises(ScoringError, match="a.json:1: starts with a UTF-8 byte order mark"):
         read_json(str(p))
     assert read_json(str(p), bom_tolerant=True) == {"a": 1}
+
+
+# --------------------------------------------------------------------------- universal newlines (issue 18.1)
+
+
+def _lines(tmp_path, data: bytes):
+    from rageval_min._io import iter_jsonl
+
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(data)
+    return list(iter_jsonl(str(p)))
+
+
+@pytest.mark.parametrize(
+    "data,expected",
+    [
+        (b'{"a": 1}\r{"a": 2}\r', [(1, {"a": 1}), (2, {"a": 2})]),  # old-Mac line ends
+        (b'{"a": 1}\r\n{"a": 2}\r\n', [(1, {"a": 1}), (2, {"a": 2})]),  # Windows
+        (b'{"a": 1}\n{"a": 2}\r{"a": 3}\r\n\r{"a": 4}', [(1, {"a": 1}), (2, {"a": 2}), (3, {"a": 3}), (5, {"a": 4})]),
+        # U+2028 / U+2029 (and other separators str.splitlines would use) do not end a record
+        (
+            '{"a": "x\u2028y"}\n{"a": "p\u2029q\x85rt"}\n'.encode(),
+            [(1, {"a": "x\u2028y"}), (2, {"a": "p\u2029q\x85rt"})],
+        ),
+    ],
+    ids=["cr", "crlf", "mixed", "separators-inside-strings"],
+)
+def test_jsonl_reads_universal_newlines(tmp_path, data, expected):
+    assert _lines(tmp_path, data) == expected
+
+
+def test_jsonl_line_numbers_under_cr(tmp_path):
+    from rageval_min.errors import ScoringError
+
+    with pytest.raises(ScoringError, match=r"f\.jsonl:3: invalid JSON"):
+        _lines(tmp_path, b'{"a": 1}\r\n{"a": 2}\r{"a":\r')
+
+
+def test_jsonl_cr_split_at_read_boundary(tmp_path):
+    # a \r\n pair straddling the reader's internal buffer is still one line end
+    from rageval_min._io import iter_jsonl
+
+    first = b'{"pad": "' + b"x" * 8180 + b'"}'
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(first + b"\r\n" + b'{"a": 2}\r\n')
+    got = list(iter_jsonl(str(p)))
+    assert [line for line, _ in got] == [1, 2]
+
+
+def test_grounding_lone_cr_between_records_matches_crlf(tmp_path):
+    from conftest import run_cli
+
+    gold = os.path.join(ROOT, "gold_samples", "grounding", "gold.jsonl")
+    trace = os.path.join(ROOT, "gold_samples", "grounding", "trace.jsonl")
+    outs = []
+    for sep in (b"\n", b"\r", b"\r\n"):
+        g, t = tmp_path / f"g{len(outs)}.jsonl", tmp_path / f"t{len(outs)}.jsonl"
+        g.write_bytes(open(gold, "rb").read().replace(b"\n", sep))
+        t.write_bytes(open(trace, "rb").read().replace(b"\n", sep))
+        r = run_cli(["grounding", "--gold", str(g), "--trace", str(t), "--format", "wfgy"])
+        assert r.code == 1, r.err
+        outs.append(r.out)
+    assert outs[0] == outs[1] == outs[2]
+
+
+# --------------------------------------------------------------------------- valid JSON that cannot be processed (14.6)
+
+
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        (b'{"a": ' + b"9" * 5000 + b"}", "cannot read this JSON value"),
+        (b'{"q": "\\ud800"}', "q: holds a lone UTF-16 surrogate"),
+        (b'{"x": {"y": ["\\udfff"]}}', "x.y[0]: holds a lone UTF-16 surrogate"),
+        (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+    ],
+    ids=["huge-int", "lone-surrogate", "nested-surrogate", "deep-nesting"],
+)
+def test_jsonl_edge_values_are_input_errors(tmp_path, line, message):
+    from rageval_min.errors import ScoringError
+
+    with pytest.raises(ScoringError, match=r"f\.jsonl:2: .*" + re.escape(message)):
+        _lines(tmp_path, b'{"ok": 1}\n' + line + b"\n")
+
+
+def test_paired_surrogate_escape_is_text(tmp_path):
+    assert _lines(tmp_path, b'{"e": "\\ud83d\\ude00"}\n') == [(1, {"e": "\U0001f600"})]
+
+
+def test_non_finite_numbers_are_read_and_written_as_null(tmp_path):
+    from rageval_min._io import dumps
+
+    rows = _lines(tmp_path, b'{"a": NaN, "b": 1e400, "c": -Infinity}\n')
+    assert math.isnan(rows[0][1]["a"]) and rows[0][1]["b"] == math.inf
+    assert dumps(rows[0][1]) == '{"a": null, "b": null, "c": null}'
+
+
+def test_bom_hint_only_where_the_command_offers_it(tmp_path):
+    from rageval_min._io import iter_jsonl
+    from rageval_min.errors import ScoringError
+
+    p = tmp_path / "b.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"a": 1}\n')
+    with pytest.raises(ScoringError) as exc:
+        list(iter_jsonl(str(p)))
+    assert "variant" not in str(exc.value)
+    with pytest.raises(ScoringError, match="bom_tolerant"):
+        list(iter_jsonl(str(p), bom_hint="--variant bom_tolerant"))
