@@ -1,6 +1,9 @@
-"""Pairwise LLM-judge win rates, as in DevBench SubEval (``open-compass/DevBench@bb593c1``).
+"""Pairwise LLM-judge win rates, as in DevBench SubEval.
 
-Two stages, both pure functions over plain rows (``dict`` per table row):
+Reference: ``open-compass/DevBench@bb593c1:llm_judge/subeval/subjective/`` (``sub_eval.py``
+builds the comparisons and scores them with ``analyze_util.py``; ``calculate_winrate_new.py``
+gives the paper's new win rates).  Two stages, both pure functions over plain rows
+(``dict`` per table row):
 
 1. **Comparisons** (:func:`build_comparisons`, :func:`render_prompt`): every
    question row of an input table is turned into judge inputs comparing a model
@@ -29,7 +32,7 @@ Two stages, both pure functions over plain rows (``dict`` per table row):
 
    plus answer-length statistics (numpy pairwise mean and population std).
 
-Reference quirks reproduced by default (see the spec, ``pairwise.md``):
+Reference quirks reproduced by default:
 
 * a row whose partner is absent (partner unparseable, failed, random mode) is
   *consistent* (an "orphan") and counts as one decisive vote;
@@ -53,6 +56,17 @@ float NaN, the empty string and pandas' default NA tokens (``NA``, ``nan``,
 ``NULL``, ``N/A``, ...) are "missing".  Other cells are kept as text: pandas
 would re-type a cell that is a bare number (``1.50`` -> ``1.5``) when the
 reference re-reads its own TSV; that difference is not emulated.
+
+The family contract (``docs/adding-a-family.md``): :func:`score_item` turns one
+judged comparison into an item row (``cmp_index``, the models, task and metric,
+the extracted choice, 0/1 outcomes); :class:`PairwiseAccumulator` turns item
+rows into the report.  Its state keeps the rows themselves, in input order,
+because every aggregate needs whole columns: the partner look-up (the last
+prediction of a ``cmp_index`` wins), first-appearance model order, the float32
+tables over the consistent rows and numpy's pairwise sums of the lengths.  The
+state therefore grows with the input (ten fields per row); merging parts
+concatenates their rows, which is exact.  :func:`score_file` is the file-level
+entry point (``pairwise score``); :func:`score` works on records in memory.
 """
 
 import csv
@@ -63,20 +77,27 @@ import struct
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
+from ._contract import Accumulator, ItemRow, register_accumulator
+from ._report import Report
 from ._signature import make_signature
 from ._stats import np_mean, np_std, np_sum
 from .errors import ScoringError
 
 __all__ = [
+    "FAMILY",
     "REFERENCE",
     "FAIL_MESSAGE",
     "EM_MARKER",
     "RECORD_COLUMNS",
+    "ITEM_FIELDS",
+    "LENGTH_UNITS",
     "VARIANTS",
     "EXTRAS",
-    "PLACEHOLDERS",
     "Comparison",
+    "PairwiseAccumulator",
+    "PairwiseJudgeAccumulator",
     "PairwiseResult",
+    "Partition",
     "f32",
     "round4_f32",
     "np_sum",
@@ -85,6 +106,7 @@ __all__ = [
     "legacy_numpy_random",
     "is_missing",
     "read_table",
+    "read_records",
     "build_comparisons",
     "infer_input_tsv",
     "builtin_template",
@@ -92,14 +114,31 @@ __all__ = [
     "template_id",
     "render_prompt",
     "extract_choice",
+    "check_variants",
+    "check_extras",
+    "check_record_columns",
+    "candidate_outcomes",
+    "score_item",
+    "guess_refm",
+    "row_diagnostics",
+    "check_failures",
+    "pair_both_orders",
     "find_consistency",
+    "count_summary",
     "old_version_tables",
     "new_version_rates",
     "length_stats",
+    "table_metrics",
+    "add_extras",
     "log_lines",
+    "signature",
+    "signature_params",
     "score",
+    "score_record_file",
+    "score_file",
 ]
 
+FAMILY = "pairwise"
 REFERENCE = "open-compass/DevBench@bb593c1"
 FAIL_MESSAGE = "Failed to obtain answer via API."
 EM_MARKER = "EM"
@@ -118,17 +157,9 @@ RECORD_COLUMNS = (
 _NOT_JUDGE = set(RECORD_COLUMNS) | {"extracted", "prompt", "exact_match"}
 VARIANTS = ("choice_lenient", "letters_by_nopt", "orphans_excluded", "float64_tables", "macro_average", "strict_ids")
 EXTRAS = ("conservative_win_rate", "per_model_consistency", "unparseable_share")
+#: Units of the answer lengths (``tokens``: cl100k, through the tokens extra).
+LENGTH_UNITS = ("chars", "tokens")
 GUIDANCE_PLACEHOLDER = "<Evaluating Guidance>"
-#: Placeholders understood in a judge template (see :func:`load_template`).
-PLACEHOLDERS = (
-    GUIDANCE_PLACEHOLDER,
-    "{{question}}",
-    "{{answer1}}",
-    "{{answer2}}",
-    "{{reference_answer}}",
-    "{{#reference_answer}}",
-    "{{/reference_answer}}",
-)
 
 #: pandas' default NA tokens (``read_csv``/``read_excel`` with ``keep_default_na``).
 PANDAS_NA_TOKENS = frozenset(
@@ -540,10 +571,33 @@ def extract_choice(text: Any, *, nopt: int = 2, lenient: bool = False, letters_b
     return letter
 
 
-# --------------------------------------------------------------------------- scoring rows
+# --------------------------------------------------------------------------- item rows (one judged comparison)
+
+
+#: The keys of an item row, in order (see :func:`score_item`).
+ITEM_FIELDS = (
+    "cmp_index",
+    "model",
+    "A",
+    "B",
+    "task",
+    "metric",
+    "choice",
+    "exact_match",
+    "failed",
+    "unparseable",
+    "judge_missing",
+    "win",
+    "tie",
+    "loss",
+    "length_a",
+    "length_b",
+)
 
 
 class _Row(NamedTuple):
+    """One item row as the aggregates use it (``cmp_index`` split into its three parts)."""
+
     pos: int
     cmp_index: str
     idx: str
@@ -552,29 +606,195 @@ class _Row(NamedTuple):
     A: str
     B: str
     task: Optional[str]
-    answer1: str
-    answer2: str
-    judgment: Optional[str]
+    len1: int
+    len2: int
+    exact_match: bool
+    failed: bool
+    judge_missing: bool
     choice: Optional[str]
 
 
-def _split_cmp(cmp_index: str, strict: bool, diags: List[str]) -> Tuple[str, str, str]:
+def _split_cmp(cmp_index: str, *, strict: bool = False, where: Optional[Mapping[str, Any]] = None) -> List[str]:
+    """``cmp_index.split(';')``, checked: at least 3 parts (``strict``: exactly 3)."""
     parts = cmp_index.split(";")
-    if len(parts) < 3:
-        raise ScoringError(
-            "cmp_index must look like '{index};{model A};{model B}'", record=f"cmp_index={cmp_index}", field="cmp_index"
+    if len(parts) < 3 or (strict and len(parts) > 3):
+        msg = (
+            "cmp_index must look like '{index};{model A};{model B}'"
+            if len(parts) < 3
+            else "cmp_index has more than 3 ';'-separated parts (strict_ids)"
         )
-    if len(parts) > 3:
-        if strict:
-            raise ScoringError(
-                "cmp_index has more than 3 ';'-separated parts (strict_ids)",
-                record=f"cmp_index={cmp_index}",
-                field="cmp_index",
-            )
-        diags.append(
-            f"cmp_index={cmp_index}: more than 3 ';'-separated parts; parsed as the reference does (parts 0, 1 and 2)"
+        raise ScoringError(msg, record=f"cmp_index={cmp_index}", field="cmp_index", **dict(where or {}))
+    return parts
+
+
+def check_record_columns(records: Sequence[Mapping[str, Any]], *, judge_column: Optional[str] = None) -> str:
+    """Check that a judge record has the columns scoring needs; return the judge column.
+
+    ``judge_column`` defaults to the only column besides the comparison
+    columns (and ``extracted``, ``prompt``, ``exact_match``).
+    """
+    if not records:
+        raise ScoringError("the record has no rows")
+    columns: List[str] = []
+    seen: Set[str] = set()
+    for rec in records:
+        for k in rec:
+            if k not in seen:
+                seen.add(k)
+                columns.append(k)
+    for need in ("cmp_index", "A", "B", "answer1", "answer2"):
+        if need not in seen:
+            raise ScoringError(f"the record has no {need!r} column", field=need)
+    jcol = judge_column if judge_column is not None else _guess_judge_column(columns)
+    if jcol not in seen:
+        raise ScoringError(f"the record has no judge column {jcol!r}", field="judge_column")
+    return jcol
+
+
+def _judge_text(record: Mapping[str, Any], judge_column: str) -> Tuple[Optional[str], bool]:
+    """The judge text of a record and whether it was missing (pandas' NA rule).
+
+    A missing text with ``exact_match`` true is the EM marker; any other
+    missing text is ``None`` (the reference raises TypeError on it).
+    """
+    judgment = record.get(judge_column)
+    if is_missing(judgment):
+        if record.get("exact_match") is True and judgment is None:
+            return EM_MARKER, False
+        return None, True
+    return (judgment if isinstance(judgment, str) else str(judgment)), False
+
+
+def candidate_outcomes(a: str, b: str, choice: Optional[str], refm: Optional[str]) -> Dict[str, Any]:
+    """``model`` (the candidate: the slot model that is not refm) and its 0/1 ``win``, ``tie``, ``loss``.
+
+    One verdict, read for the candidate: the letter of its slot is a win, the
+    letter of refm's slot a loss, ``C`` (both good) or ``D`` (neither) a tie.
+    All three are ``None`` without a choice; ``model`` and the outcomes are
+    ``None`` when refm is unknown or not exactly one of the two slots.
+
+    >>> candidate_outcomes("ref", "m1", "B", "ref")
+    {'model': 'm1', 'win': 1, 'tie': 0, 'loss': 0}
+    >>> candidate_outcomes("m1", "ref", "B", "ref")
+    {'model': 'm1', 'win': 0, 'tie': 0, 'loss': 1}
+    """
+    if refm is None or (a == refm) == (b == refm):
+        return {"model": None, "win": None, "tie": None, "loss": None}
+    model = b if a == refm else a
+    if choice is None:
+        return {"model": model, "win": None, "tie": None, "loss": None}
+    if choice in ("C", "D"):
+        return {"model": model, "win": 0, "tie": 1, "loss": 0}
+    win = int((a if choice == "A" else b) == model)
+    return {"model": model, "win": win, "tie": 0, "loss": 1 - win}
+
+
+def _item(
+    record: Mapping[str, Any],
+    *,
+    judge_column: str,
+    nopt: int,
+    refm: Optional[str],
+    variants: Sequence[str],
+    length: Optional[Callable[[str], int]],
+    row: int,
+    path: Optional[str] = None,
+) -> ItemRow:
+    where: Dict[str, Any] = {} if path is None else {"path": path, "line": row}
+    ci = record.get("cmp_index")
+    if not isinstance(ci, str) or is_missing(ci):
+        raise ScoringError("missing or non-text cmp_index", record=f"row {row}", field="cmp_index", **where)
+    parts = _split_cmp(ci, strict="strict_ids" in variants, where=where)
+    a, b = record.get("A"), record.get("B")
+    if is_missing(a) or is_missing(b):
+        raise ScoringError("missing model name in column A or B", record=f"cmp_index={ci}", **where)
+    judgment, judge_missing = _judge_text(record, judge_column)
+    em = judgment == EM_MARKER
+    failed = isinstance(judgment, str) and FAIL_MESSAGE in judgment
+    choice = None
+    if not em:
+        choice = extract_choice(
+            judgment, nopt=nopt, lenient="choice_lenient" in variants, letters_by_nopt="letters_by_nopt" in variants
         )
-    return parts[0], parts[1], parts[2]
+    fn = len if length is None else length
+    outcome = candidate_outcomes(str(a), str(b), choice, refm)
+    item: ItemRow = OrderedDict()
+    item["cmp_index"] = ci
+    item["model"] = outcome["model"]
+    item["A"] = str(a)
+    item["B"] = str(b)
+    item["task"] = _cell_str(record.get("task"))
+    item["metric"] = _metric_of(parts[0])
+    item["choice"] = choice
+    item["exact_match"] = int(em)
+    item["failed"] = int(failed)
+    item["unparseable"] = int(not em and choice is None and not failed)
+    item["judge_missing"] = int(judge_missing)
+    item["win"] = outcome["win"]
+    item["tie"] = outcome["tie"]
+    item["loss"] = outcome["loss"]
+    item["length_a"] = fn(_as_text(record.get("answer1")))
+    item["length_b"] = fn(_as_text(record.get("answer2")))
+    return item
+
+
+def score_item(
+    record: Mapping[str, Any],
+    *,
+    judge_column: str,
+    nopt: int = 2,
+    refm: Optional[str] = None,
+    variants: Sequence[str] = (),
+    length: Optional[Callable[[str], int]] = None,
+) -> ItemRow:
+    """The item row of one judged comparison (a record row: comparison columns + the judge column).
+
+    Keys (:data:`ITEM_FIELDS`): ``cmp_index``; ``model`` (the candidate, see
+    :func:`candidate_outcomes`), ``A``, ``B``, ``task``, ``metric`` (text after
+    the last ``-`` of the index); ``choice`` (the extracted letter or
+    ``None``); 0/1 ``exact_match`` (the EM marker: never judged), ``failed``
+    (the API fail message), ``unparseable`` (judged but no choice could be
+    read), ``judge_missing`` (an empty or NA judge text); the candidate's 0/1
+    ``win``/``tie``/``loss`` for this one verdict (``None`` without a
+    choice); ``length_a``/``length_b``, the answer lengths (``len`` or
+    ``length``).  Swap consistency needs the partner row: it is decided by
+    the accumulator.
+
+    >>> row = score_item({"cmp_index": "p1-general;ref;m1", "A": "ref", "B": "m1", "answer1": "ab",
+    ...                   "answer2": "abc", "task": "api-general", "judge": "Choice: B"},
+    ...                  judge_column="judge", refm="ref")
+    >>> row["choice"], row["win"], row["loss"], row["metric"], row["length_b"]
+    ('B', 1, 0, 'general', 3)
+    """
+    return _item(
+        record,
+        judge_column=judge_column,
+        nopt=_check_nopt(nopt),
+        refm=refm,
+        variants=check_variants(variants),
+        length=length,
+        row=1,
+    )
+
+
+def _row_of(pos: int, item: Mapping[str, Any]) -> _Row:
+    parts = item["cmp_index"].split(";")
+    return _Row(
+        pos,
+        item["cmp_index"],
+        parts[0],
+        parts[1],
+        parts[2],
+        item["A"],
+        item["B"],
+        item["task"],
+        item["length_a"],
+        item["length_b"],
+        bool(item["exact_match"]),
+        bool(item["failed"]),
+        bool(item["judge_missing"]),
+        item["choice"],
+    )
 
 
 def find_consistency(rows: Sequence[Tuple[str, str]], *, orphans_excluded: bool = False) -> List[Optional[bool]]:
@@ -808,20 +1028,19 @@ def new_version_rates(
 # --------------------------------------------------------------------------- lengths
 
 
-def length_stats(rows: Sequence[_Row], *, length: Optional[Callable[[str], int]] = None) -> List[List[Any]]:
+def length_stats(rows: Sequence[_Row]) -> List[List[Any]]:
     """``[[model, mean, std], ...]`` of answer lengths over every record row.
 
-    Each row adds ``length(answer1)`` to model A and ``length(answer2)`` to
-    model B (EM, failed and unparseable rows included; a missing answer is
-    ``"nan"``).  Mean and population std follow numpy's pairwise summation.
-    Model order is first appearance, A before B.  ``length`` defaults to
-    ``len`` (characters); the reference counts tiktoken cl100k tokens.
+    Each row adds its ``length_a`` to model A and ``length_b`` to model B
+    (EM, failed and unparseable rows included; a missing answer is ``"nan"``).
+    Mean and population std follow numpy's pairwise summation.  Model order is
+    first appearance, A before B.  Lengths are characters by default; the
+    reference counts tiktoken cl100k tokens.
     """
-    fn = len if length is None else length
     lens: "OrderedDict[str, List[int]]" = OrderedDict()
     for r in rows:
-        lens.setdefault(r.A, []).append(fn(r.answer1))
-        lens.setdefault(r.B, []).append(fn(r.answer2))
+        lens.setdefault(r.A, []).append(r.len1)
+        lens.setdefault(r.B, []).append(r.len2)
     return [[m, np_mean(v), np_std(v)] for m, v in lens.items()]
 
 
@@ -894,18 +1113,7 @@ def _per_model_consistency(
     )
 
 
-# --------------------------------------------------------------------------- driver
-
-
-class PairwiseResult(NamedTuple):
-    """What :func:`score` returns; ``result`` is the JSON payload."""
-
-    signature: str
-    result: "OrderedDict[str, Any]"
-    metrics: "OrderedDict[str, float]"
-    diagnostics: List[str]
-    consistent_rows: List[Mapping[str, Any]]
-    inconsistent_rows: List[Mapping[str, Any]]
+# --------------------------------------------------------------------------- aggregation steps
 
 
 def log_lines(counts: Mapping[str, Any]) -> List[str]:
@@ -945,10 +1153,11 @@ def _guess_judge_column(columns: Sequence[str]) -> str:
     )
 
 
-def _guess_refm(rows: Sequence[_Row]) -> str:
+def guess_refm(pairs: Iterable[Tuple[str, str]]) -> str:
+    """The one model present in every ``(A, B)`` pair (the reference model when ``--refm`` is not given)."""
     common: Optional[Set[str]] = None
-    for r in rows:
-        pair = {r.A, r.B}
+    for a, b in pairs:
+        pair = {a, b}
         common = pair if common is None else common & pair
     if common and len(common) == 1:
         return next(iter(common))
@@ -957,170 +1166,86 @@ def _guess_refm(rows: Sequence[_Row]) -> str:
     )
 
 
-def score(
-    records: Sequence[Mapping[str, Any]],
-    *,
-    nopt: int = 2,
-    refm: Optional[str] = None,
-    judge_column: Optional[str] = None,
-    variants: Sequence[str] = (),
-    extras: Sequence[str] = (),
-    length: Optional[Callable[[str], int]] = None,
-    length_unit: str = "chars",
-    failure_cnt: int = 5,
-    judge_template: Optional[str] = None,
-) -> PairwiseResult:
-    """Score judge records (the reference's ``record_{judge}_{nopt}.tsv`` rows).
-
-    ``records`` hold the 9 comparison columns and a judge column (raw judge
-    text, ``EM``, or the API fail message); a row with ``exact_match`` true and
-    no judge text is taken as ``EM``.  ``refm`` defaults to the one model
-    present in every comparison; ``judge_column`` to the only extra column.
-
-    Result keys, in order: ``refm``, ``judge_column``, ``nopt``, ``counts``
-    (``total`` N incl. EM, ``failed`` F, ``non_exact`` M, ``extracted`` S,
-    ``extraction_rate`` S/M, ``consistent`` C, ``consistency_rate`` C/T with T
-    the extracted rows), ``old_version``, ``new_version``, ``length_stats``,
-    then the requested ``extras``: ``conservative_win_rate`` (FastChat rule per
-    complete swapped pair), ``per_model_consistency``, ``unparseable_share``
-    (rows the judge answered but whose choice could not be read, over the
-    non-EM rows that are not API failures).
-
-    Raises :class:`ScoringError` when ``failed >= failure_cnt`` (the reference
-    exits), naming the failed ``cmp_index`` values, or for a malformed
-    ``cmp_index``.
-    """
-    bad = [v for v in variants if v not in VARIANTS]
-    if bad:
-        raise ScoringError(f"unknown variant(s) {', '.join(bad)}; known: {', '.join(VARIANTS)}", field="variant")
-    bad = [e for e in extras if e not in EXTRAS]
-    if bad:
-        raise ScoringError(f"unknown extra(s) {', '.join(bad)}; known: {', '.join(EXTRAS)}", field="extra")
-    if nopt not in (2, 3, 4):
-        raise ScoringError(f"nopt must be 2, 3 or 4, got {nopt}", field="nopt")
-    vset = set(variants)
-    diags: List[str] = []
-    if not records:
-        raise ScoringError("the record has no rows")
-    columns: List[str] = []
-    for rec in records:
-        for k in rec:
-            if k not in columns:
-                columns.append(k)
-    for need in ("cmp_index", "A", "B", "answer1", "answer2"):
-        if need not in columns:
-            raise ScoringError(f"the record has no {need!r} column", field=need)
-    jcol = judge_column if judge_column is not None else _guess_judge_column(columns)
-    if jcol not in columns:
-        raise ScoringError(f"the record has no judge column {jcol!r}", field="judge_column")
-
-    rows: List[_Row] = []
+def row_diagnostics(rows: Sequence[_Row]) -> List[str]:
+    """Per-row notes in input order (extra ``;`` parts, NA judge text), then the missing-task count."""
+    out: List[str] = []
     missing_task = 0
-    for pos, rec in enumerate(records):
-        ci = rec.get("cmp_index")
-        if not isinstance(ci, str) or is_missing(ci):
-            raise ScoringError("missing or non-text cmp_index", record=f"row {pos + 1}", field="cmp_index")
-        idx, p1, p2 = _split_cmp(ci, "strict_ids" in vset, diags)
-        a, b = rec.get("A"), rec.get("B")
-        if is_missing(a) or is_missing(b):
-            raise ScoringError("missing model name in column A or B", record=f"cmp_index={ci}")
-        judgment = rec.get(jcol)
-        if is_missing(judgment):
-            if rec.get("exact_match") is True and judgment is None:
-                judgment = EM_MARKER
-            else:
-                diags.append(
-                    f"cmp_index={ci}: judge text is empty or an NA token; counted as "
-                    "unparseable (the reference raises TypeError)"
-                )
-                judgment = None
-        elif not isinstance(judgment, str):
-            judgment = str(judgment)
-        task = _cell_str(rec.get("task"))
-        if task is None:
-            missing_task += 1
-        rows.append(
-            _Row(
-                pos,
-                ci,
-                idx,
-                p1,
-                p2,
-                str(a),
-                str(b),
-                task,
-                _as_text(rec.get("answer1")),
-                _as_text(rec.get("answer2")),
-                judgment,
-                None,
+    for r in rows:
+        if r.cmp_index.count(";") > 2:
+            out.append(
+                f"cmp_index={r.cmp_index}: more than 3 ';'-separated parts; "
+                "parsed as the reference does (parts 0, 1 and 2)"
             )
-        )
+        if r.judge_missing:
+            out.append(
+                f"cmp_index={r.cmp_index}: judge text is empty or an NA token; counted as "
+                "unparseable (the reference raises TypeError)"
+            )
+        if r.task is None:
+            missing_task += 1
     if missing_task:
-        diags.append(
+        out.append(
             f"{missing_task} row(s) have no task: in the old version they count in "
             "Overall-lang/EN only, the new version counts them by index "
             "(the reference fails on them)"
         )
-    if refm is None:
-        refm = _guess_refm(rows)
+    return out
 
-    total = len(rows)
-    failed = [r.cmp_index for r in rows if isinstance(r.judgment, str) and FAIL_MESSAGE in r.judgment]
-    if len(failed) >= failure_cnt:
+
+def check_failures(rows: Sequence[_Row], *, limit: int, judge_column: str) -> List[str]:
+    """The ``cmp_index`` of every failed judge call; a ScoringError when there are ``limit`` or more."""
+    failed = [r.cmp_index for r in rows if r.failed]
+    if len(failed) >= limit:
         raise ScoringError(
-            f"{len(failed)} judge calls failed (limit {failure_cnt}; the reference exits): " + ", ".join(failed),
-            field=jcol,
+            f"{len(failed)} judge calls failed (limit {limit}; the reference exits): " + ", ".join(failed),
+            field=judge_column,
         )
-    non_em = [r for r in rows if r.judgment != EM_MARKER]
-    lenient = "choice_lenient" in vset
-    by_nopt = "letters_by_nopt" in vset
-    extracted: List[_Row] = []
-    unparseable = 0
-    for r in non_em:
-        ch = extract_choice(r.judgment, nopt=nopt, lenient=lenient, letters_by_nopt=by_nopt)
-        if ch is None:
-            if not (isinstance(r.judgment, str) and FAIL_MESSAGE in r.judgment):
-                unparseable += 1
-            continue
-        extracted.append(r._replace(choice=ch))
-    m_count, s_count = len(non_em), len(extracted)
-    if m_count == 0:
-        diags.append("no non-EM rows: extraction rate is null and the tables are empty (the reference fails)")
-    status = find_consistency(
-        [(r.cmp_index, r.choice or "") for r in extracted], orphans_excluded="orphans_excluded" in vset
-    )
+    return failed
+
+
+class Partition(NamedTuple):
+    """The non-EM rows split as the reference splits them."""
+
+    non_em: List[_Row]
+    extracted: List[_Row]
+    status: List[Optional[bool]]  # per extracted row: consistent, inconsistent, None (orphans_excluded)
+    consistent: List[_Row]
+    inconsistent: List[_Row]
+
+
+def pair_both_orders(rows: Sequence[_Row], *, orphans_excluded: bool = False) -> Partition:
+    """Non-EM rows, the extracted ones, and their swap consistency (see :func:`find_consistency`)."""
+    non_em = [r for r in rows if not r.exact_match]
+    extracted = [r for r in non_em if r.choice is not None]
+    status = find_consistency([(r.cmp_index, r.choice or "") for r in extracted], orphans_excluded=orphans_excluded)
     consistent = [r for r, s in zip(extracted, status) if s is True]
     inconsistent = [r for r, s in zip(extracted, status) if s is False]
-    t_count = len(consistent) + len(inconsistent)
+    return Partition(non_em, extracted, status, consistent, inconsistent)
 
-    counts: "OrderedDict[str, Any]" = OrderedDict(
+
+def count_summary(total: int, failed: int, part: Partition) -> "OrderedDict[str, Any]":
+    """The ``counts`` object: N, F, M, S, S/M, C, C/T (T = consistent + inconsistent)."""
+    m_count, s_count = len(part.non_em), len(part.extracted)
+    c_count = len(part.consistent)
+    t_count = c_count + len(part.inconsistent)
+    return OrderedDict(
         [
             ("total", total),
-            ("failed", len(failed)),
+            ("failed", failed),
             ("non_exact", m_count),
             ("extracted", s_count),
             ("extraction_rate", s_count / m_count if m_count else None),
-            ("consistent", len(consistent)),
-            ("consistency_rate", len(consistent) / t_count if t_count else None),
+            ("consistent", c_count),
+            ("consistency_rate", c_count / t_count if t_count else None),
         ]
     )
-    old = old_version_tables(consistent, refm=refm, float64_tables="float64_tables" in vset, diagnostics=diags)
-    new = new_version_rates(
-        consistent, inconsistent, refm=refm, macro_average="macro_average" in vset, diagnostics=diags
-    )
-    lstats = length_stats(rows, length=length)
 
-    result: "OrderedDict[str, Any]" = OrderedDict()
-    result["refm"] = refm
-    result["judge_column"] = jcol
-    result["nopt"] = nopt
-    result["counts"] = counts
-    result["old_version"] = old
-    result["new_version"] = new
-    result["length_stats"] = OrderedDict(
-        [("unit", length_unit), ("columns", ["model", "mean", "std"]), ("rows", lstats)]
-    )
-    metrics: "OrderedDict[str, float]" = OrderedDict()
+
+def table_metrics(
+    counts: Mapping[str, Any], old: Mapping[str, Any], new: Mapping[str, Any], lstats: Sequence[Sequence[Any]]
+) -> "OrderedDict[str, Any]":
+    """The gateable metrics: counts, ``TABLE;model;column``, ``RATES;key``, ``length_mean;model``/``length_std``."""
+    metrics: "OrderedDict[str, Any]" = OrderedDict()
     for k, v in counts.items():
         if v is not None:
             metrics[k] = v
@@ -1135,22 +1260,35 @@ def score(
     for m, mean, std in lstats:
         metrics[f"length_mean;{m}"] = mean
         metrics[f"length_std;{m}"] = std
+    return metrics
 
+
+def add_extras(
+    result: "OrderedDict[str, Any]",
+    metrics: "OrderedDict[str, Any]",
+    *,
+    extras: Sequence[str],
+    part: Partition,
+    failed: int,
+    refm: str,
+) -> None:
+    """Append the requested extras to ``result`` and their gateable values to ``metrics``."""
     if "conservative_win_rate" in extras:
-        cons = _conservative(extracted, refm)
+        cons = _conservative(part.extracted, refm)
         result["conservative_win_rate"] = cons
         for m, d in cons.items():
             for k in ("win_rate", "win_rate_adjusted"):
                 if d[k] is not None:
                     metrics[f"conservative_{k};{m}"] = d[k]
     if "per_model_consistency" in extras:
-        pmc = _per_model_consistency(extracted, status, refm)
+        pmc = _per_model_consistency(part.extracted, part.status, refm)
         result["per_model_consistency"] = pmc
         for m, d in pmc.items():
             if d["consistency_rate"] is not None:
                 metrics[f"consistency_rate;{m}"] = d["consistency_rate"]
     if "unparseable_share" in extras:
-        answered = m_count - len(failed)
+        unparseable = sum(1 for r in part.non_em if r.choice is None and not r.failed)
+        answered = len(part.non_em) - failed
         share = unparseable / answered if answered else None
         result["unparseable_share"] = OrderedDict(
             [("unparseable", unparseable), ("answered", answered), ("share", share)]
@@ -1158,23 +1296,431 @@ def score(
         if share is not None:
             metrics["unparseable_share"] = share
 
-    def as_out(r: _Row) -> "OrderedDict[str, Any]":
-        rec = OrderedDict((k, records[r.pos].get(k)) for k in columns)
-        rec["extracted"] = r.choice
-        return rec
 
-    sig = make_signature(
-        "pairwise",
-        REFERENCE,
-        variants,
-        [
-            ("nopt", nopt),
-            ("refm", refm),
-            ("lengths", length_unit),
-            ("judge_template", template_id(judge_template)),
-            ("extras", ",".join(sorted(set(extras))) or "none"),
-        ],
+# --------------------------------------------------------------------------- the contract
+
+
+def check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
+    """The sorted, de-duplicated variant names; an unknown one is a ScoringError.
+
+    >>> check_variants(["strict_ids", "float64_tables", "strict_ids"])
+    ('float64_tables', 'strict_ids')
+    """
+    names = tuple(sorted(set(variants)))
+    bad = [v for v in names if v not in VARIANTS]
+    if bad:
+        raise ScoringError(f"unknown variant(s) {', '.join(bad)}; known: {', '.join(VARIANTS)}", field="variant")
+    return names
+
+
+def check_extras(extras: Iterable[str]) -> Tuple[str, ...]:
+    """The sorted, de-duplicated extra names; an unknown one is a ScoringError."""
+    names = tuple(sorted(set(extras)))
+    bad = [e for e in names if e not in EXTRAS]
+    if bad:
+        raise ScoringError(f"unknown extra(s) {', '.join(bad)}; known: {', '.join(EXTRAS)}", field="extra")
+    return names
+
+
+def _check_nopt(nopt: int) -> int:
+    if isinstance(nopt, bool) or nopt not in (2, 3, 4):
+        raise ScoringError(f"nopt must be 2, 3 or 4, got {nopt}", field="nopt")
+    return nopt
+
+
+def _check_lengths(lengths: str) -> str:
+    if lengths not in LENGTH_UNITS:
+        raise ScoringError(f"lengths must be one of {', '.join(LENGTH_UNITS)}, got {lengths!r}", field="lengths")
+    return lengths
+
+
+def signature(*, variants: Sequence[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
+    """The reproducibility signature; ``params`` come from :func:`signature_params`.
+
+    >>> signature(params=signature_params(nopt=2, refm="ref"))
+    'rageval_min:0.1.0|family=pairwise|ref=open-compass/DevBench@bb593c1|variants=none|nopt=2|refm=ref|\
+lengths=chars|judge_template=builtin|extras=none'
+    """
+    return make_signature(FAMILY, REFERENCE, check_variants(variants), params)
+
+
+def signature_params(
+    *,
+    nopt: int,
+    refm: str,
+    lengths: str = "chars",
+    judge_template: str = "builtin",
+    extras: Sequence[str] = (),
+    judge_model: Optional[str] = None,
+) -> List[Tuple[str, object]]:
+    """The signature parameters in the family's order; ``judge_model`` only for judged runs."""
+    params: List[Tuple[str, object]] = [
+        ("nopt", nopt),
+        ("refm", refm),
+        ("lengths", lengths),
+        ("judge_template", judge_template),
+        ("extras", ",".join(check_extras(extras)) or "none"),
+    ]
+    if judge_model is not None:
+        params.append(("judge_model", judge_model))
+    return params
+
+
+#: The item-row fields an accumulator keeps per row, in this order.
+_STATE_FIELDS = (
+    "cmp_index",
+    "A",
+    "B",
+    "task",
+    "choice",
+    "exact_match",
+    "failed",
+    "judge_missing",
+    "length_a",
+    "length_b",
+)
+
+
+@register_accumulator
+class PairwiseAccumulator(Accumulator):
+    """``pairwise score``: the item rows, kept in input order; the report is built in :meth:`finalize`.
+
+    The reference's aggregates need whole columns in input order (the partner
+    look-up where the last prediction of a ``cmp_index`` wins, first-appearance
+    model order, numpy pairwise sums of the lengths, float32 tables over the
+    consistent rows), so the state is the rows themselves (ten fields each):
+    it grows with the input, and merging concatenates, which is exact.
+
+    ``judge_template`` is the template id (:func:`template_id`) and
+    ``judge_model`` the judge's model name for a judged run (both only go
+    into the signature); ``refm`` None is inferred at :meth:`finalize`.
+    """
+
+    FAMILY = "pairwise"
+    COMMAND = "score"
+    DIRECTIONS = {
+        "win": "higher",
+        "loss": "lower",
+        "unparseable": "lower",
+        "failed": "lower",
+        "judge_missing": "lower",
+    }
+
+    def __init__(
+        self,
+        *,
+        nopt: int = 2,
+        refm: Optional[str] = None,
+        judge_column: str = "judge",
+        variants: Sequence[str] = (),
+        extras: Sequence[str] = (),
+        lengths: str = "chars",
+        failure_limit: int = 5,
+        judge_template: str = "builtin",
+        judge_model: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            nopt=_check_nopt(nopt),
+            refm=refm,
+            judge_column=judge_column,
+            variants=list(check_variants(variants)),
+            extras=list(check_extras(extras)),
+            lengths=_check_lengths(lengths),
+            failure_limit=failure_limit,
+            judge_template=judge_template,
+            judge_model=judge_model,
+        )
+        self.variants = tuple(self.params["variants"])
+        self.extras = tuple(self.params["extras"])
+        self.rows: List[List[Any]] = []
+
+    def add(self, item: ItemRow) -> None:
+        self.rows.append([item[k] for k in _STATE_FIELDS])
+
+    def _data(self) -> Dict[str, Any]:
+        return {"fields": list(_STATE_FIELDS), "rows": [list(r) for r in self.rows]}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        if list(data["fields"]) != list(_STATE_FIELDS):
+            raise ValueError("unexpected row fields")
+        self.rows = [list(r) for r in data["rows"]]
+        if any(len(r) != len(_STATE_FIELDS) for r in self.rows):
+            raise ValueError("a row has the wrong number of fields")
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, PairwiseAccumulator)
+        self.rows.extend(list(r) for r in other.rows)
+
+    def scoring_rows(self) -> List[_Row]:
+        """The rows as the aggregation steps read them, in input order."""
+        return [_row_of(pos, dict(zip(_STATE_FIELDS, r))) for pos, r in enumerate(self.rows)]
+
+    def analyse(self) -> Tuple[str, List[_Row], Partition]:
+        """``(refm, rows, partition)``: refm (given or inferred) and the consistency split."""
+        rows = self.scoring_rows()
+        refm = self.params["refm"]
+        if refm is None:
+            refm = guess_refm((r.A, r.B) for r in rows)
+        return refm, rows, pair_both_orders(rows, orphans_excluded="orphans_excluded" in self.variants)
+
+    def finalize(self) -> Report:
+        p = self.params
+        refm, rows, part = self.analyse()
+        diags = self.notes() + row_diagnostics(rows)
+        failed = check_failures(rows, limit=p["failure_limit"], judge_column=p["judge_column"])
+        counts = count_summary(len(rows), len(failed), part)
+        if not part.non_em:
+            diags.append("no non-EM rows: extraction rate is null and the tables are empty (the reference fails)")
+        old = old_version_tables(
+            part.consistent, refm=refm, float64_tables="float64_tables" in self.variants, diagnostics=diags
+        )
+        new = new_version_rates(
+            part.consistent,
+            part.inconsistent,
+            refm=refm,
+            macro_average="macro_average" in self.variants,
+            diagnostics=diags,
+        )
+        lstats = length_stats(rows)
+        result: "OrderedDict[str, Any]" = OrderedDict()
+        result["refm"] = refm
+        result["judge_column"] = p["judge_column"]
+        result["nopt"] = p["nopt"]
+        result["counts"] = counts
+        result["old_version"] = old
+        result["new_version"] = new
+        result["length_stats"] = OrderedDict(
+            [("unit", p["lengths"]), ("columns", ["model", "mean", "std"]), ("rows", lstats)]
+        )
+        metrics = table_metrics(counts, old, new, lstats)
+        add_extras(result, metrics, extras=self.extras, part=part, failed=len(failed), refm=refm)
+        sig = signature(
+            variants=self.variants,
+            params=signature_params(
+                nopt=p["nopt"],
+                refm=refm,
+                lengths=p["lengths"],
+                judge_template=p["judge_template"],
+                extras=self.extras,
+                judge_model=p["judge_model"],
+            ),
+        )
+        return Report(family=FAMILY, signature=sig, result=result, metrics=dict(metrics), diagnostics=diags)
+
+    def consistency(self) -> List[Optional[bool]]:
+        """Per row, in input order: True consistent, False inconsistent, None not in either partition."""
+        _, rows, part = self.analyse()
+        status: List[Optional[bool]] = [None] * len(rows)
+        for r, s in zip(part.extracted, part.status):
+            status[r.pos] = s
+        return status
+
+
+@register_accumulator
+class PairwiseJudgeAccumulator(PairwiseAccumulator):
+    """``pairwise judge``: the same item rows and report; ``judge_model`` is in its params."""
+
+    COMMAND = "judge"
+
+
+# --------------------------------------------------------------------------- file level
+
+
+class PairwiseResult(NamedTuple):
+    """What :func:`score` returns: the report's parts, the consistency partitions, the report."""
+
+    signature: str
+    result: "OrderedDict[str, Any]"
+    metrics: "OrderedDict[str, float]"
+    diagnostics: List[str]
+    consistent_rows: List[Mapping[str, Any]]
+    inconsistent_rows: List[Mapping[str, Any]]
+    report: Report
+
+
+def score(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    nopt: int = 2,
+    refm: Optional[str] = None,
+    judge_column: Optional[str] = None,
+    variants: Sequence[str] = (),
+    extras: Sequence[str] = (),
+    length: Optional[Callable[[str], int]] = None,
+    length_unit: str = "chars",
+    failure_cnt: int = 5,
+    judge_template: Optional[str] = None,
+    judge_model: Optional[str] = None,
+    command: str = "score",
+    notes: Sequence[str] = (),
+    lines: Optional[Sequence[int]] = None,
+    path: Optional[str] = None,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> PairwiseResult:
+    """Score judge records (the reference's ``record_{judge}_{nopt}.tsv`` rows).
+
+    ``records`` hold the 9 comparison columns and a judge column (raw judge
+    text, ``EM``, or the API fail message); a row with ``exact_match`` true and
+    no judge text is taken as ``EM``.  ``refm`` defaults to the one model
+    present in every comparison; ``judge_column`` to the only extra column.
+    ``on_item`` gets each item row (:func:`score_item`) in input order;
+    ``notes`` are diagnostics that come first (e.g. from building the
+    comparisons); ``lines``/``path`` locate a bad record in errors.
+
+    Result keys, in order: ``refm``, ``judge_column``, ``nopt``, ``counts``
+    (``total`` N incl. EM, ``failed`` F, ``non_exact`` M, ``extracted`` S,
+    ``extraction_rate`` S/M, ``consistent`` C, ``consistency_rate`` C/T with T
+    the extracted rows), ``old_version``, ``new_version``, ``length_stats``,
+    then the requested ``extras``: ``conservative_win_rate`` (FastChat rule per
+    complete swapped pair), ``per_model_consistency``, ``unparseable_share``
+    (rows the judge answered but whose choice could not be read, over the
+    non-EM rows that are not API failures).
+
+    Raises :class:`ScoringError` when ``failed >= failure_cnt`` (the reference
+    exits), naming the failed ``cmp_index`` values, or for a malformed
+    ``cmp_index``.
+    """
+    variants = check_variants(variants)
+    extras = check_extras(extras)
+    nopt = _check_nopt(nopt)
+    jcol = check_record_columns(records, judge_column=judge_column)
+    items = [
+        _item(
+            rec,
+            judge_column=jcol,
+            nopt=nopt,
+            refm=refm,
+            variants=variants,
+            length=length,
+            row=pos + 1 if lines is None else lines[pos],
+            path=path,
+        )
+        for pos, rec in enumerate(records)
+    ]
+    if refm is None:
+        inferred = guess_refm((it["A"], it["B"]) for it in items)
+        for it in items:
+            it.update(candidate_outcomes(it["A"], it["B"], it["choice"], inferred))
+    cls = PairwiseJudgeAccumulator if command == "judge" else PairwiseAccumulator
+    acc = cls(
+        nopt=nopt,
+        refm=refm,
+        judge_column=jcol,
+        variants=variants,
+        extras=extras,
+        lengths=length_unit,
+        failure_limit=failure_cnt,
+        judge_template=template_id(judge_template),
+        judge_model=judge_model,
     )
+    for text in notes:
+        acc.note(text)
+    for it in items:
+        if on_item is not None:
+            on_item(it)
+        acc.add(it)
+    report = acc.finalize()
+    status = acc.consistency()
+    columns: List[str] = []
+    for rec in records:
+        for k in rec:
+            if k not in columns:
+                columns.append(k)
+    items_by_status: Dict[bool, List[Mapping[str, Any]]] = {True: [], False: []}
+    for rec, it, s in zip(records, items, status):
+        if s is not None:
+            out: "OrderedDict[str, Any]" = OrderedDict((k, rec.get(k)) for k in columns)
+            out["extracted"] = it["choice"]
+            items_by_status[s].append(out)
     return PairwiseResult(
-        sig, result, metrics, diags, [as_out(r) for r in consistent], [as_out(r) for r in inconsistent]
+        report.signature,
+        report.result,
+        OrderedDict(report.metrics),
+        list(report.diagnostics),
+        items_by_status[True],
+        items_by_status[False],
+        report,
     )
+
+
+def read_records(path: str) -> Tuple[List[int], List[Dict[str, Any]]]:
+    """The rows of a judge record file and their line (or sheet row) numbers; see :func:`read_table`."""
+    pairs = read_table(path)
+    return [n for n, _ in pairs], [r for _, r in pairs]
+
+
+def score_record_file(
+    path: str,
+    *,
+    nopt: int,
+    refm: Optional[str] = None,
+    judge_column: Optional[str] = None,
+    variants: Sequence[str] = (),
+    extras: Sequence[str] = (),
+    length: Optional[Callable[[str], int]] = None,
+    lengths: str = "chars",
+    failure_limit: int = 5,
+    judge_template: Optional[str] = None,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> PairwiseResult:
+    """:func:`score` on a record file (``.tsv``, ``.csv``, ``.jsonl``, ``.json``, ``.xlsx``); errors name it."""
+    lines, records = read_records(path)
+    if not records:
+        raise ScoringError("holds no records", path=path)
+    try:
+        return score(
+            records,
+            nopt=nopt,
+            refm=refm,
+            judge_column=judge_column,
+            variants=variants,
+            extras=extras,
+            length=length,
+            length_unit=lengths,
+            failure_cnt=failure_limit,
+            judge_template=judge_template,
+            lines=lines,
+            path=path,
+            on_item=on_item,
+        )
+    except ScoringError as exc:
+        if exc.path is None:
+            raise ScoringError(exc.msg, path=path, field=exc.field, record=exc.record) from None
+        raise
+
+
+def score_file(
+    path: str,
+    *,
+    nopt: int,
+    refm: Optional[str] = None,
+    judge_column: Optional[str] = None,
+    variants: Sequence[str] = (),
+    extras: Sequence[str] = (),
+    length: Optional[Callable[[str], int]] = None,
+    lengths: str = "chars",
+    failure_limit: int = 5,
+    judge_template: Optional[str] = None,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """The ``pairwise score`` command: score a judge record file into a Report.
+
+    ``length`` counts an answer (default ``len``; ``lengths`` names its unit
+    for the result and the signature, e.g. ``"tokens"`` with the tokens
+    extra's cl100k counter); ``judge_template`` is the template text the
+    prompts were built with (its id goes into the signature).  ``on_item``
+    receives each item row (:func:`score_item`) in input order.
+    """
+    return score_record_file(
+        path,
+        nopt=nopt,
+        refm=refm,
+        judge_column=judge_column,
+        variants=variants,
+        extras=extras,
+        length=length,
+        lengths=lengths,
+        failure_limit=failure_limit,
+        judge_template=judge_template,
+        on_item=on_item,
+    ).report
