@@ -21,7 +21,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from contextlib import contextmanager
 from typing import IO, Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
@@ -41,7 +40,6 @@ __all__ = [
     "read_json",
     "read_text",
     "RECORD_FORMATS",
-    "write_text_atomic",
 ]
 
 #: How many problems a reader collects before it stops reading the file.
@@ -467,28 +465,94 @@ def read_text(path: str, *, what: Optional[str] = None) -> str:
         ) from None
 
 
+_TMP_PREFIX = ".rageval-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _remove_stale_temporaries(directory: str, base: str) -> None:
+    """Remove ``.rageval-<base>.<pid>.*.tmp`` files left by a killed run (their pid is gone)."""
+    head = f"{_TMP_PREFIX}{base}."
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(head) and name.endswith(".tmp")):
+            continue
+        pid_text = name[len(head) :].split(".", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextmanager
 def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
     """Open ``path`` for writing so that it appears whole or not at all.
 
-    The text goes to a temporary file in the same directory, which is flushed,
-    fsync'd and renamed over ``path`` when the block ends normally.  If the
-    block raises, the temporary file is removed and ``path`` is untouched.
+    The text goes to a temporary file ``.rageval-<name>.<pid>.<random>.tmp`` in
+    the same directory, which is flushed, fsync'd and renamed over ``path``
+    when the block ends normally.  If the block raises (or the process gets
+    SIGTERM/SIGHUP, which the CLI turns into an exception), the temporary file
+    is removed and ``path`` is untouched; temporaries of a run that was killed
+    outright (SIGKILL) are removed by the next write to the same name.
+
+    * An existing file keeps its permission bits; a new one gets the usual
+      ``0666 & ~umask``.
+    * A symbolic link is followed: the file it points to is replaced (as a
+      plain ``open(path, "w")`` would write through it); the link stays.
+    * A path that exists but is not a regular file (``/dev/null``, a FIFO, a
+      terminal) is written directly, never renamed over.
     """
-    directory = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        if os.path.isdir(target):
+            raise ScoringError("cannot write: is a directory", path=path)
+        try:
+            with open(target, "w", encoding=encoding, newline="") as fh:
+                yield fh
+        except OSError as exc:
+            raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
+        return
+    directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise ScoringError("cannot write: the directory does not exist", path=path)
+    base = os.path.basename(target)
+    _remove_stale_temporaries(directory, base)
+    import tempfile  # only when a file is written: it is slow to import
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".rageval-", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{base}.{os.getpid()}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
     ok = False
     try:
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except OSError:
+            mode = _new_file_mode()
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
         ok = True
     except OSError as exc:
         raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
@@ -498,12 +562,6 @@ def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
                 os.unlink(tmp)
             except OSError:
                 pass
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_writer`)."""
-    with atomic_writer(path) as fh:
-        fh.write(text)
 
 
 @contextmanager

@@ -46,6 +46,28 @@ EXIT_INTERRUPTED = 130
 _IO: "contextvars.ContextVar[CliIO]" = contextvars.ContextVar("rageval_min_cli_io")
 
 
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind (so temporary files are removed), then exit 128 + signum."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum: int, frame: Any) -> None:
+    raise _Signalled(signum)
+
+
+def install_signal_handlers() -> None:
+    """Turn SIGTERM and SIGHUP into an orderly exit (for the console script, not for embedding)."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, _raise_signalled)
+
+
 class _Exit(Exception):
     def __init__(self, status: int) -> None:
         super().__init__(status)
@@ -150,6 +172,9 @@ def main(
     except KeyboardInterrupt:
         io.stderr.write("rageval-min: interrupted\n")
         return EXIT_INTERRUPTED
+    except _Signalled as exc:
+        io.stderr.write(f"rageval-min: terminated by signal {exc.signum}\n")
+        return 128 + exc.signum
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a bug in rageval-min: one line, distinct code
@@ -165,5 +190,6 @@ def main(
 
 
 def main_entry() -> None:
-    """Console-script entry point: ``sys.exit(main())``."""
+    """Console-script entry point: ``sys.exit(main())``, with SIGTERM/SIGHUP handled."""
+    install_signal_handlers()
     sys.exit(main())

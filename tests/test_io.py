@@ -278,3 +278,102 @@ def test_bom_hint_only_where_the_command_offers_it(tmp_path):
     assert "variant" not in str(exc.value)
     with pytest.raises(ScoringError, match="bom_tolerant"):
         list(iter_jsonl(str(p), bom_hint="--variant bom_tolerant"))
+
+
+# --------------------------------------------------------------------------- outputs (issue 14.9, 14.10)
+
+
+def test_existing_output_keeps_its_mode_and_new_one_follows_umask(tmp_path):
+    p = tmp_path / "out.txt"
+    p.write_text("old")
+    os.chmod(p, 0o640)
+    with atomic_writer(str(p)) as fh:
+        fh.write("new")
+    assert p.read_text() == "new" and (os.stat(p).st_mode & 0o777) == 0o640
+    old = os.umask(0o022)
+    try:
+        q = tmp_path / "fresh.txt"
+        with atomic_writer(str(q)) as fh:
+            fh.write("x")
+        assert (os.stat(q).st_mode & 0o777) == 0o644
+    finally:
+        os.umask(old)
+
+
+def test_special_files_are_written_directly_not_replaced(tmp_path):
+    with atomic_writer("/dev/null") as fh:
+        fh.write("discarded")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    import threading
+
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    with atomic_writer(str(fifo)) as fh:
+        fh.write("through the pipe")
+    reader.join(5)
+    assert got == ["through the pipe"]
+    import stat
+
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_symlink_is_followed_and_kept(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    os.symlink(real, link)
+    with atomic_writer(str(link)) as fh:
+        fh.write("new")
+    assert os.path.islink(link) and real.read_text() == "new"
+
+
+def test_stale_temporaries_of_a_killed_run_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(proc.stdout)
+    stale = tmp_path / f".rageval-out.json.{dead}.abc123.tmp"
+    stale.write_text("partial")
+    mine = tmp_path / f".rageval-out.json.{os.getpid()}.zzz.tmp"  # a live process: kept
+    mine.write_text("in progress")
+    other = tmp_path / f".rageval-other.json.{dead}.abc.tmp"  # another output's: kept
+    other.write_text("x")
+    with atomic_writer(str(tmp_path / "out.json")) as fh:
+        fh.write("{}")
+    assert not stale.exists() and mine.exists() and other.exists()
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_leave_no_temporary_file(tmp_path, signame):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # a command that writes its output slowly: stdin is a FIFO that never ends
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rageval_min", "rouge", "--input", str(fifo), "--output", str(out)],
+        env=env,
+        stderr=subprocess.PIPE,
+    )
+    w = open(fifo, "w")
+    w.write('{"target": "a b c", "prediction": "a b"}\n')
+    w.flush()
+    deadline = time.time() + 20
+    while time.time() < deadline and not any(n.endswith(".tmp") for n in os.listdir(tmp_path)):
+        time.sleep(0.05)
+    assert any(n.endswith(".tmp") for n in os.listdir(tmp_path)), "the command never started writing"
+    proc.send_signal(getattr(signal, signame))
+    code = proc.wait(20)
+    w.close()
+    assert code == 128 + getattr(signal, signame), proc.stderr.read()
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert not out.exists()
