@@ -93,8 +93,19 @@ class _Parser(argparse.ArgumentParser):
         raise ScoringError(f"{command + ': ' if command else ''}{message} (see --help)")
 
 
-def _command_modules() -> List[ModuleType]:
-    return [importlib.import_module(f"._cmd_{name}", __package__) for name in _COMMANDS]
+def _command_modules(only: Optional[str] = None) -> List[ModuleType]:
+    names = [only] if only in _COMMANDS else list(_COMMANDS)
+    return [importlib.import_module(f"._cmd_{name}", __package__) for name in names]
+
+
+def _command_of(argv: Sequence[str]) -> Optional[str]:
+    """The subcommand named by ``argv`` (its first non-option word), if any."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+        if word in ("-h", "--help", "--version"):
+            return None
+    return None
 
 
 def _run_demo(args: argparse.Namespace, io: CliIO) -> int:
@@ -131,7 +142,8 @@ def _run_demo(args: argparse.Namespace, io: CliIO) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``command``, only that family's module is imported (start-up cost)."""
     parser = _Parser(
         prog="rageval-min",
         description="Deterministic RAG/LLM evaluation metrics with reference parity. "
@@ -142,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run every family on the bundled gold samples")
     demo.add_argument("--samples", metavar="DIR", help="the gold_samples folder (default: the checkout's)")
     demo.set_defaults(func=_run_demo)
-    for mod in _command_modules():
+    for mod in _command_modules(None if command == "demo" else command):
         mod.register(sub)
     return parser
 
@@ -157,8 +169,9 @@ def main(
     io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
     token = _IO.set(io)
     try:
-        parser = build_parser()
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        words = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(_command_of(words))
+        args = parser.parse_args(words)
         func = getattr(args, "func", None)
         if func is None:
             parser.print_help()
