@@ -1,8 +1,8 @@
 """A small stdlib reader (and writer) for ``.xlsx`` workbooks.
 
 Only what evaluation tables need: the cell values of one worksheet, no styles,
-formulas or dates.  Reading uses :mod:`zipfile` and :mod:`xml.etree.ElementTree`
-and understands
+formulas or dates.  Reading streams each XML part out of the zip container
+(:mod:`zipfile` + :mod:`xml.parsers.expat`, no tree is built) and understands
 
 * shared strings (``t="s"``, including rich-text runs ``<r><t>..</t></r>``;
   phonetic runs ``<rPh>`` are ignored as Excel does),
@@ -19,13 +19,47 @@ no NA-token conversion): callers decide what "missing" means.
 
 The writer produces a minimal, valid single-sheet workbook with inline strings
 and numeric cells; floats are written with ``repr`` so they read back exactly.
+
+Security and limits
+-------------------
+A workbook is untrusted input.  Every problem below is a :class:`ScoringError`
+naming the file and the zip part (and the cell when there is one), i.e. exit
+status 2 from the CLI, never an internal error:
+
+* **Part size**: at most :data:`MAX_PART_BYTES` (256 MiB) of uncompressed XML
+  per part (``xl/workbook.xml``, its ``.rels``, ``xl/sharedStrings.xml``, the
+  worksheet).  The size declared in the zip directory is checked before
+  decompressing and the bytes actually produced are counted while streaming.
+* **Compression ratio**: a part larger than :data:`RATIO_FLOOR_BYTES` (1 MiB)
+  uncompressed may not exceed :data:`MAX_RATIO` (100) times its compressed
+  size (zip bombs).
+* **Container**: only the *stored* and *deflate* methods (the ones OOXML
+  allows); encrypted members, bad CRCs, truncated or invalid deflate data, a
+  file that is not a zip and missing parts are refused.
+* **XML**: malformed XML and any ``<!DOCTYPE`` (hence any ``<!ENTITY``
+  declaration: "billion laughs", external entities) are refused.
+* **Grid**: row numbers must be integers in 1..:data:`MAX_ROWS` (1,048,576)
+  and columns within ``A``..``XFD`` (:data:`MAX_COLS`, 16,384), the format's
+  limits; a cell reference beyond them (``XFE1``, ``A1048577``) is refused.
+* **Memory**: cells are stored sparsely while parsing (memory follows the
+  cells present, not the cell references).  The dense result (rows padded to
+  the widest row) may hold at most ``max(DENSE_FLOOR_CELLS, MAX_EXPANSION *
+  cells present)`` = ``max(1,048,576, 16 x stored cells)`` values, else the
+  sheet is refused as too sparse to expand.  :func:`read_xlsx_records`
+  materialises only the header row and the non-empty rows, so a sheet with a
+  single cell at ``XFD1048576`` reads as one record; :func:`read_xlsx_rows`
+  returns every row up to the last one and refuses such a sheet.
+* Integer cell text longer than 4,300 digits is "not a number" (Python's
+  default ``int`` conversion limit, applied on every Python version).
 """
 
 import posixpath
 import re
+import struct
 import zipfile
+import zlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
-from xml.etree import ElementTree as ET
+from xml.parsers import expat
 from xml.sax.saxutils import escape
 
 from .errors import ScoringError
@@ -35,16 +69,36 @@ __all__ = ["read_xlsx_rows", "read_xlsx_records", "write_xlsx", "sheet_names"]
 _NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _NS_PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
-_M = "{%s}" % _NS_MAIN
+# expat reports namespaced names as "<uri>}<local>" (namespace_separator="}").
+_M = _NS_MAIN + "}"
+_PKG = _NS_PKG_REL + "}"
+_R_ID = _NS_REL + "}id"
 _CELL_REF = re.compile(r"^([A-Z]+)([0-9]+)$")
 _INT_LITERAL = re.compile(r"^[+-]?[0-9]+$")
+
+#: The format's grid limits (ECMA-376, Excel): rows 1..1,048,576, columns A..XFD.
+MAX_ROWS = 1048576
+MAX_COLS = 16384
+#: Largest uncompressed size of one XML part, in bytes.
+MAX_PART_BYTES = 256 * 1024 * 1024
+#: Largest uncompressed/compressed size ratio of a part ...
+MAX_RATIO = 100
+#: ... once the part is larger than this many uncompressed bytes.
+RATIO_FLOOR_BYTES = 1024 * 1024
+#: A dense result may always hold this many values ...
+DENSE_FLOOR_CELLS = 1024 * 1024
+#: ... or this many times the number of stored cells (and rows), if larger.
+MAX_EXPANSION = 16
+#: Longest integer literal converted (CPython's default ``int`` digit limit).
+_MAX_INT_DIGITS = 4300
+_CHUNK = 64 * 1024
 
 
 def _col_index(letters: str) -> int:
     """``A`` -> 0, ``Z`` -> 25, ``AA`` -> 26.
 
-    >>> [_col_index(c) for c in ("A", "Z", "AA", "AB")]
-    [0, 25, 26, 27]
+    >>> [_col_index(c) for c in ("A", "Z", "AA", "AB", "XFD")]
+    [0, 25, 26, 27, 16383]
     """
     n = 0
     for ch in letters:
@@ -66,57 +120,229 @@ def _col_letters(index: int) -> str:
     return out
 
 
-def _text_of(elem: Optional[ET.Element]) -> str:
-    """Concatenated ``<t>`` text of a string item, skipping phonetic runs."""
-    if elem is None:
-        return ""
-    parts: List[str] = []
-    for child in elem:
-        tag = child.tag
-        if tag == _M + "t":
-            parts.append(child.text or "")
-        elif tag == _M + "r":
-            for t in child.iter(_M + "t"):
-                parts.append(t.text or "")
-    return "".join(parts)
-
-
 def _parse_number(text: str) -> Any:
     if _INT_LITERAL.match(text):
+        if len(text.lstrip("+-")) > _MAX_INT_DIGITS:
+            raise ValueError("integer literal too long")
         return int(text)
     return float(text)
+
+
+# --------------------------------------------------------------------------- container
 
 
 def _open(path: str) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
+    except (OSError, EOFError, ValueError, NotImplementedError, struct.error, zipfile.BadZipFile) as exc:
         raise ScoringError(f"cannot open as an xlsx workbook: {exc}", path=str(path)) from None
+
+
+def _refuse_doctype(*_args: Any) -> None:
+    raise ScoringError("<!DOCTYPE>/<!ENTITY> declarations are not allowed in xlsx XML")
+
+
+class _Handler:
+    """Base of the streaming part readers: an element stack and text capture.
+
+    ``_capture(kind)`` collects the text directly inside the element being
+    started, up to its first child (ElementTree's ``.text``); ``_captured`` is
+    called with it when that element ends.
+    """
+
+    def __init__(self) -> None:
+        self.stack: List[str] = []
+        self._cap: Optional[List[str]] = None
+        self._cap_depth = -1
+        self._cap_blocked = False
+        self._cap_kind = ""
+
+    def start(self, name: str, attrs: Dict[str, str]) -> None:
+        if self._cap is not None and len(self.stack) == self._cap_depth:
+            self._cap_blocked = True  # a child: later text is its tail, not our text
+        self.stack.append(name)
+        self.on_start(name, attrs)
+
+    def end(self, name: str) -> None:
+        if self._cap is not None and len(self.stack) == self._cap_depth:
+            text = "".join(self._cap)
+            self._cap = None
+            self._captured(self._cap_kind, text)
+        self.on_end(name, len(self.stack) - 1)
+        self.stack.pop()
+
+    def data(self, text: str) -> None:
+        if self._cap is not None and not self._cap_blocked and len(self.stack) == self._cap_depth:
+            self._cap.append(text)
+
+    def _capture(self, kind: str) -> None:
+        if self._cap is None:
+            self._cap = []
+            self._cap_depth = len(self.stack)
+            self._cap_blocked = False
+            self._cap_kind = kind
+
+    def on_start(self, name: str, attrs: Dict[str, str]) -> None:  # pragma: no cover - overridden
+        pass
+
+    def on_end(self, name: str, index: int) -> None:  # pragma: no cover - overridden
+        pass
+
+    def _captured(self, kind: str, text: str) -> None:  # pragma: no cover - overridden
+        pass
+
+
+class _StringItems(_Handler):
+    """String items (``<si>`` of the shared strings, ``<is>`` of a cell).
+
+    Text is the concatenated ``<t>`` text of the item's ``<t>`` children and of
+    the ``<t>`` elements inside its ``<r>`` runs; phonetic runs are skipped.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.item_index = -1
+        self.item_parts: List[str] = []
+
+    def _begin_item(self) -> None:
+        self.item_index = len(self.stack) - 1
+        self.item_parts = []
+
+    def _item_start(self, name: str) -> None:
+        if self.item_index < 0 or name != _M + "t":
+            return
+        parent = len(self.stack) - 2
+        if parent == self.item_index or (parent > self.item_index and self.stack[self.item_index + 1] == _M + "r"):
+            self._capture("t")
+
+    def _captured(self, kind: str, text: str) -> None:
+        if kind == "t":
+            self.item_parts.append(text)
+
+    def _end_item(self) -> str:
+        self.item_index = -1
+        return "".join(self.item_parts)
+
+
+class _SharedStrings(_StringItems):
+    def __init__(self) -> None:
+        super().__init__()
+        self.strings: List[str] = []
+
+    def on_start(self, name: str, attrs: Dict[str, str]) -> None:
+        if name == _M + "si" and self.item_index < 0:
+            self._begin_item()
+        else:
+            self._item_start(name)
+
+    def on_end(self, name: str, index: int) -> None:
+        if index == self.item_index:
+            self.strings.append(self._end_item())
+
+
+class _Workbook(_Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sheets: List[Tuple[str, str]] = []
+
+    def on_start(self, name: str, attrs: Dict[str, str]) -> None:
+        if name == _M + "sheet":
+            self.sheets.append((attrs.get("name", ""), attrs.get(_R_ID, "")))
+
+
+class _Rels(_Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: Dict[str, str] = {}
+
+    def on_start(self, name: str, attrs: Dict[str, str]) -> None:
+        if name == _PKG + "Relationship":
+            self.targets[attrs.get("Id", "")] = attrs.get("Target", "")
+
+    def on_end(self, name: str, index: int) -> None:
+        pass
+
+
+def _stream_part(zf: zipfile.ZipFile, info: zipfile.ZipInfo, handler: _Handler, path: str) -> None:
+    """Parse one zip member with ``handler``, enforcing the limits."""
+    part = info.filename
+    where = str(path)
+    if info.flag_bits & 0x1:
+        raise ScoringError(f"{part}: the part is encrypted", path=where)
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ScoringError(f"{part}: unsupported compression method {info.compress_type}", path=where)
+
+    def too_big(size: int) -> Optional[str]:
+        if size > MAX_PART_BYTES:
+            return f"{part}: uncompressed size exceeds the limit of {MAX_PART_BYTES} bytes"
+        if size > RATIO_FLOOR_BYTES and size > MAX_RATIO * max(info.compress_size, 1):
+            return (
+                f"{part}: compression ratio exceeds {MAX_RATIO}:1 "
+                f"({size} bytes from {info.compress_size} compressed; zip bomb?)"
+            )
+        return None
+
+    problem = too_big(info.file_size)
+    if problem:
+        raise ScoringError(problem, path=where)
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    parser.StartDoctypeDeclHandler = _refuse_doctype
+    parser.EntityDeclHandler = _refuse_doctype
+    parser.StartElementHandler = handler.start
+    parser.EndElementHandler = handler.end
+    parser.CharacterDataHandler = handler.data
+    total = 0
+    try:
+        with zf.open(info) as fh:
+            while True:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                total += len(chunk)
+                problem = too_big(total)
+                if problem:
+                    raise ScoringError(problem, path=where)
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
+    except ScoringError as exc:
+        if exc.path is None:  # raised by a handler: add where it happened
+            raise ScoringError(f"{part}: {exc.msg}", path=where) from None
+        raise
+    except expat.ExpatError as exc:
+        msg = f"{part}: malformed XML: {expat.ErrorString(exc.code)} (line {exc.lineno}, column {exc.offset})"
+        raise ScoringError(msg, path=where) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError) as exc:
+        raise ScoringError(f"{part}: corrupt zip member: {exc or type(exc).__name__}", path=where) from None
+
+
+def _read_part(zf: zipfile.ZipFile, member: str, handler: _Handler, path: str) -> bool:
+    """Stream ``member`` through ``handler``; False when the part is absent."""
+    try:
+        info = zf.getinfo(member)
+    except KeyError:
+        return False
+    _stream_part(zf, info, handler, path)
+    return True
 
 
 def _sheet_targets(zf: zipfile.ZipFile, path: str) -> List[Tuple[str, str]]:
     """``[(sheet name, zip member)]`` in workbook order."""
-    try:
-        wb = ET.fromstring(zf.read("xl/workbook.xml"))
-    except KeyError:
-        raise ScoringError("not an xlsx workbook (no xl/workbook.xml)", path=str(path)) from None
+    wb = _Workbook()
+    if not _read_part(zf, "xl/workbook.xml", wb, path):
+        raise ScoringError("not an xlsx workbook (no xl/workbook.xml)", path=str(path))
     rels: Dict[str, str] = {}
-    try:
-        rel_root = ET.fromstring(zf.read("xl/_rels/workbook.xml.rels"))
-        for rel in rel_root.iter("{%s}Relationship" % _NS_PKG_REL):
-            target = rel.get("Target", "")
+    rel_handler = _Rels()
+    if _read_part(zf, "xl/_rels/workbook.xml.rels", rel_handler, path):
+        for rid, target in rel_handler.targets.items():
             if target.startswith("/"):
                 member = target.lstrip("/")
             else:
                 member = posixpath.normpath(posixpath.join("xl", target))
-            rels[rel.get("Id", "")] = member
-    except KeyError:
-        pass
+            rels[rid] = member
     out: List[Tuple[str, str]] = []
-    for i, sheet in enumerate(wb.iter(_M + "sheet")):
-        rid = sheet.get("{%s}id" % _NS_REL, "")
-        member = rels.get(rid, "xl/worksheets/sheet%d.xml" % (i + 1))
-        out.append((sheet.get("name", ""), member))
+    for i, (name, rid) in enumerate(wb.sheets):
+        out.append((name, rels.get(rid, "xl/worksheets/sheet%d.xml" % (i + 1))))
     if not out:
         raise ScoringError("xlsx workbook has no worksheet", path=str(path))
     return out
@@ -128,14 +354,163 @@ def sheet_names(path: str) -> List[str]:
         return [name for name, _ in _sheet_targets(zf, path)]
 
 
-def read_xlsx_rows(path: str, sheet: Optional[str] = None) -> List[List[Any]]:
-    """All rows of one worksheet (the first one by default) as lists of values.
+# --------------------------------------------------------------------------- worksheet
 
-    Rows are padded with ``None`` to the widest row; fully missing rows in the
-    middle of the sheet are returned as rows of ``None``.  Raises
-    :class:`ScoringError` naming the file when it is not a readable workbook or
-    the sheet does not exist.
-    """
+
+class _Sheet(_StringItems):
+    """Streaming worksheet reader: ``rows`` maps a 0-based row index to its
+    cells ``{0-based column: value}`` (only the rows and cells present)."""
+
+    def __init__(self, shared: Optional[List[str]]) -> None:
+        super().__init__()
+        self.shared = shared
+        self.rows: Dict[int, Dict[int, Any]] = {}
+        self.next_row = 0
+        self.row_index = -1  # stack index of the open <row>, -1 when none
+        self.row = 0
+        self.row_error: Optional[str] = None
+        self.cells: Dict[int, Any] = {}
+        self.next_col = 0
+        self.cell_index = -1  # stack index of the open <c>
+        self.col = 0
+        self.ref = ""
+        self.t = "n"
+        self.v_seen = False
+        self.vtext: Optional[str] = None
+        self.is_seen = False
+        self.is_text: Optional[str] = None
+        self.widest = (-1, "")  # (column, cell ref): for messages
+
+    def on_start(self, name: str, attrs: Dict[str, str]) -> None:
+        index = len(self.stack) - 1
+        if name == _M + "row" and self.row_index < 0:
+            self._start_row(index, attrs)
+        elif name == _M + "c" and self.row_index >= 0 and self.cell_index < 0:
+            self._start_cell(index, attrs)
+        elif self.cell_index >= 0:
+            parent = index - 1
+            if name == _M + "v" and parent == self.cell_index and not self.v_seen:
+                self.v_seen = True
+                self._capture("v")
+            elif name == _M + "is" and parent == self.cell_index and not self.is_seen:
+                self.is_seen = True
+                self._begin_item()
+            else:
+                self._item_start(name)
+
+    def _start_row(self, index: int, attrs: Dict[str, str]) -> None:
+        self.row_index = index
+        self.row_error = None
+        self.cells = {}
+        self.next_col = 0
+        r_attr = attrs.get("r")
+        if r_attr:
+            try:
+                number = int(r_attr)
+            except ValueError:
+                number = None
+            if number is None:
+                self.row_error = f'row number r="{r_attr}" is not an integer'
+            elif not 1 <= number <= MAX_ROWS:
+                self.row_error = f"row number {number} is outside the xlsx limits 1..{MAX_ROWS}"
+            self.row = (number or 1) - 1
+        else:
+            self.row = self.next_row
+            if self.row >= MAX_ROWS:
+                self.row_error = f"row {self.row + 1} (counted) is beyond the xlsx limit of {MAX_ROWS} rows"
+
+    def _start_cell(self, index: int, attrs: Dict[str, str]) -> None:
+        ref = attrs.get("r") or ""
+        col = self.next_col
+        if ref:
+            m = _CELL_REF.match(ref)
+            if m:
+                letters, digits = m.groups()
+                col = _col_index(letters) if len(letters) <= 3 else MAX_COLS
+                if col < MAX_COLS and not (len(digits) <= 7 and 1 <= int(digits) <= MAX_ROWS):
+                    raise ScoringError(f"cell {ref}: row {digits} is outside the xlsx limits 1..{MAX_ROWS}")
+        name = ref or (_col_letters(col) + str(self.row + 1) if col < MAX_COLS else f"#{col + 1} of row {self.row + 1}")
+        if self.row_error is not None:
+            raise ScoringError(f"cell {name}: {self.row_error}")
+        if col >= MAX_COLS:
+            raise ScoringError(f"cell {name}: column is beyond the xlsx limit of {MAX_COLS} columns (XFD)")
+        self.next_col = col + 1
+        self.cell_index = index
+        self.col = col
+        self.ref = name
+        self.t = attrs.get("t", "n")
+        self.v_seen = False
+        self.vtext = None
+        self.is_seen = False
+        self.is_text = None
+        if col > self.widest[0]:
+            self.widest = (col, name)
+
+    def _captured(self, kind: str, text: str) -> None:
+        if kind == "v":
+            self.vtext = text if text else None  # ElementTree's .text: None when empty
+        else:
+            super()._captured(kind, text)
+
+    def on_end(self, name: str, index: int) -> None:
+        if index == self.item_index:
+            self.is_text = self._end_item()
+        elif index == self.cell_index:
+            self.cells[self.col] = self._value()
+            self.cell_index = -1
+        elif index == self.row_index:
+            if self.row_error is not None:
+                raise ScoringError(f"<row r=...>: {self.row_error}")
+            self.rows[self.row] = self.cells
+            self.next_row = self.row + 1
+            self.row_index = -1
+
+    def _value(self) -> Any:
+        t, vtext, ref = self.t, self.vtext, self.ref
+        if t == "inlineStr":
+            return self.is_text
+        if t == "s":
+            if vtext is None:
+                return None
+            if self.shared is None:
+                raise ScoringError(
+                    f"cell {ref}: shared string {vtext!r} but the workbook has no xl/sharedStrings.xml part"
+                )
+            try:
+                return self.shared[int(vtext)]
+            except (ValueError, IndexError):
+                raise ScoringError(f"cell {ref}: bad shared-string index {vtext!r}") from None
+        if t in ("str", "e"):
+            return vtext
+        if t == "b":
+            return None if vtext is None else vtext.strip() in ("1", "true")
+        if vtext is None:
+            return None
+        try:
+            return _parse_number(vtext)
+        except ValueError:
+            raise ScoringError(f"cell {ref}: not a number: {vtext[:40]!r}") from None
+
+    def present(self) -> int:
+        """Stored cells and rows: the unit of the dense-expansion budget."""
+        return len(self.rows) + sum(len(c) for c in self.rows.values())
+
+    def width(self) -> int:
+        return max((max(c) + 1 for c in self.rows.values() if c), default=0)
+
+    def check_expansion(self, n_rows: int, width: int, path: str, member: str) -> None:
+        cells = n_rows * width
+        allowed = max(DENSE_FLOOR_CELLS, MAX_EXPANSION * self.present())
+        if cells > allowed:
+            raise ScoringError(
+                f"{member}: sheet too sparse to expand: {n_rows} rows x {width} columns = {cells} cells "
+                f"for {self.present()} stored cells and rows (limit {allowed}; widest cell {self.widest[1]}, "
+                f"last row {max(self.rows) + 1})",
+                path=str(path),
+            )
+
+
+def _read_sheet(path: str, sheet: Optional[str]) -> Tuple[_Sheet, str]:
     with _open(path) as zf:
         targets = _sheet_targets(zf, path)
         if sheet is None:
@@ -146,67 +521,30 @@ def read_xlsx_rows(path: str, sheet: Optional[str] = None) -> List[List[Any]]:
                 names = ", ".join(n for n, _ in targets)
                 raise ScoringError(f"no worksheet named {sheet!r} (have: {names})", path=str(path))
             member = found[0]
-        shared: List[str] = []
-        if "xl/sharedStrings.xml" in zf.namelist():
-            sst = ET.fromstring(zf.read("xl/sharedStrings.xml"))
-            shared = [_text_of(si) for si in sst.iter(_M + "si")]
-        try:
-            data = zf.read(member)
-        except KeyError:
-            raise ScoringError(f"worksheet part {member} is missing", path=str(path)) from None
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise ScoringError(f"malformed worksheet XML: {exc}", path=str(path)) from None
-    rows: Dict[int, Dict[int, Any]] = {}
-    next_row = 0
-    for row in root.iter(_M + "row"):
-        r_attr = row.get("r")
-        r = int(r_attr) - 1 if r_attr else next_row
-        next_row = r + 1
-        cells: Dict[int, Any] = {}
-        next_col = 0
-        for c in row.iter(_M + "c"):
-            ref = c.get("r")
-            if ref:
-                m = _CELL_REF.match(ref)
-                col = _col_index(m.group(1)) if m else next_col
-            else:
-                col = next_col
-            next_col = col + 1
-            t = c.get("t", "n")
-            v = c.find(_M + "v")
-            vtext = v.text if v is not None else None
-            value: Any
-            if t == "inlineStr":
-                is_elem = c.find(_M + "is")
-                value = _text_of(is_elem) if is_elem is not None else None
-            elif t == "s":
-                if vtext is None:
-                    value = None
-                else:
-                    try:
-                        value = shared[int(vtext)]
-                    except (ValueError, IndexError):
-                        raise ScoringError(f"cell {ref}: bad shared-string index {vtext!r}", path=str(path)) from None
-            elif t in ("str", "e"):
-                value = vtext if vtext is not None else None
-            elif t == "b":
-                value = None if vtext is None else vtext.strip() in ("1", "true")
-            else:
-                if vtext is None or vtext == "":
-                    value = None
-                else:
-                    try:
-                        value = _parse_number(vtext)
-                    except ValueError:
-                        raise ScoringError(f"cell {ref}: not a number: {vtext!r}", path=str(path)) from None
-            cells[col] = value
-        rows[r] = cells
+        sst = _SharedStrings()
+        shared = sst.strings if _read_part(zf, "xl/sharedStrings.xml", sst, path) else None
+        reader = _Sheet(shared)
+        if not _read_part(zf, member, reader, path):
+            raise ScoringError(f"worksheet part {member} is missing", path=str(path))
+    return reader, member
+
+
+def read_xlsx_rows(path: str, sheet: Optional[str] = None) -> List[List[Any]]:
+    """All rows of one worksheet (the first one by default) as lists of values.
+
+    Rows are padded with ``None`` to the widest row; fully missing rows in the
+    middle of the sheet are returned as rows of ``None``.  Raises
+    :class:`ScoringError` naming the file when it is not a readable workbook,
+    the sheet does not exist, or it breaks one of the limits in the module
+    docstring (including a dense result far larger than the cells present).
+    """
+    reader, member = _read_sheet(path, sheet)
+    rows = reader.rows
     if not rows:
         return []
-    width = max((max(c) + 1 for c in rows.values() if c), default=0)
+    width = reader.width()
     last = max(rows)
+    reader.check_expansion(last + 1, width, path, member)
     out: List[List[Any]] = []
     for r in range(last + 1):
         cells = rows.get(r, {})
@@ -218,24 +556,30 @@ def read_xlsx_records(path: str, sheet: Optional[str] = None) -> List[Tuple[int,
     """The first row is the header; returns ``[(sheet row number, {column: value})]``.
 
     Header cells are converted with ``str()``; an empty header cell becomes
-    ``Unnamed: <i>`` (pandas' name).  Rows whose every cell is empty are
-    skipped, as pandas does.  Duplicate column names raise
-    :class:`ScoringError`.
+    ``Unnamed: <i>`` (pandas' name).  Columns run to the widest row of the
+    sheet.  Rows whose every cell is empty are skipped, as pandas does.
+    Duplicate column names raise :class:`ScoringError`.  Only the header and
+    the non-empty rows are materialised (see the limits in the module
+    docstring).
     """
-    rows = read_xlsx_rows(path, sheet)
+    reader, member = _read_sheet(path, sheet)
+    rows = reader.rows
     if not rows:
         return []
-    header = [(f"Unnamed: {i}" if h is None else str(h)) for i, h in enumerate(rows[0])]
+    width = reader.width()
+    body = [r for r in sorted(rows) if r > 0 and any(v is not None for v in rows[r].values())]
+    reader.check_expansion(len(body) + 1, width, path, member)
+    first = rows.get(0, {})
+    header = [(f"Unnamed: {i}" if first.get(i) is None else str(first[i])) for i in range(width)]
     seen = set()
     for h in header:
         if h in seen:
             raise ScoringError(f"duplicate column {h!r} in the header row", path=str(path), line=1)
         seen.add(h)
     out: List[Tuple[int, Dict[str, Any]]] = []
-    for i, row in enumerate(rows[1:], start=2):
-        if all(v is None for v in row):
-            continue
-        out.append((i, dict(zip(header, row))))
+    for r in body:
+        cells = rows[r]
+        out.append((r + 1, {h: cells.get(i) for i, h in enumerate(header)}))
     return out
 
 
