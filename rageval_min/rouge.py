@@ -1,9 +1,10 @@
 """ROUGE exactly as Google's ``rouge-score`` 0.1.2 computes it, stdlib only.
 
 Reference: ``rouge_score.rouge_scorer.RougeScorer(rouge_types, use_stemmer)
-.score(target, prediction)`` (google-research/google-research, folder
-``rouge/``, ``rouge_scorer.py`` at 61ce9f0), with NLTK 3.10.4's
-``PorterStemmer`` in its default mode as the stemmer.  Every number is the same
+.score(target, prediction)``, i.e.
+``google-research/google-research@61ce9f0:rouge/rouge_scorer.py`` (the source
+of rouge-score 0.1.2), with NLTK 3.10.4's ``PorterStemmer`` in its default mode
+as the stemmer.  Every number is the same
 IEEE double, and the same ``int``/``float`` type, as the reference's.
 
 Tokens (``tokenizer="reference"``)
@@ -51,6 +52,16 @@ of Unicode letters and digits (``[^\\W_]+``), except that each CJK ideograph
 and each Japanese kana is a token on its own.  Stemming then applies only to
 ASCII ``[a-z0-9]`` tokens of more than 3 characters.
 
+The ``rouge`` command (the family contract, ``docs/adding-a-family.md``)
+    Records hold ``prediction`` and ``reference`` (a string) or ``references``
+    (a list: the best target per type by F-measure, :func:`score_multi`).
+    :func:`score_item` turns one record into a flat item row (``id``, or
+    ``line`` when the record has no id, then ``TYPE.precision``,
+    ``TYPE.recall``, ``TYPE.fmeasure``); :class:`RougeAccumulator` averages
+    the rows (sequential float sums in input order, divided by the count);
+    :func:`score_file` does both for a file.  Every metric is
+    higher-is-better.
+
 >>> s = score("The cat sat on the mat.", "the cat was on the mat", rouge_types=["rouge1", "rougeL"])
 >>> s["rouge1"]
 Score(precision=0.8333333333333334, recall=0.8333333333333334, fmeasure=0.8333333333333334)
@@ -60,15 +71,18 @@ Score(precision=0.8333333333333334, recall=0.8333333333333334, fmeasure=0.833333
 
 import re
 import unicodedata
+from array import array
 from collections import Counter
 from functools import lru_cache
 from itertools import compress, count
 from typing import (
+    Any,
     Callable,
     Dict,
     Hashable,
     Iterable,
     List,
+    Mapping,
     NamedTuple,
     Optional,
     Sequence,
@@ -77,24 +91,43 @@ from typing import (
     Union,
 )
 
+from ._contract import Accumulator, ItemRow, register_accumulator
+from ._io import Problems, iter_records
+from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .porter import STEMMER_ID, porter_stem
 
 __all__ = [
-    "Score",
+    "BACKENDS",
+    "FAMILY",
+    "LINE_KEY",
+    "REFERENCE",
     "ROUGE_REF",
+    "RougeAccumulator",
+    "Score",
     "TOKENIZERS",
-    "tokenize",
-    "porter_stem",
-    "lcs_length",
+    "VARIANTS",
+    "check_record",
+    "check_variants",
+    "lcs_backend",
     "lcs_indices",
+    "lcs_length",
+    "make_scorer",
+    "metric_names",
+    "porter_stem",
+    "rapidfuzz_lcs",
+    "reference_json",
+    "rouge_variants",
     "score",
+    "score_file",
+    "score_item",
     "score_multi",
     "score_tokens",
+    "signature",
+    "signature_params",
+    "tokenize",
     "validate_rouge_types",
-    "rouge_signature",
-    "rouge_variants",
 ]
 
 #: The reference implementation (``rouge-score`` 0.1.2 = this commit's ``rouge/``).
@@ -556,7 +589,11 @@ def score(
 
     Same as ``RougeScorer(rouge_types, use_stemmer).score(target, prediction)``
     of rouge-score 0.1.2: a dict in the order of ``rouge_types`` (a repeated
-    name keeps its first position).  Raises :class:`ScoringError` for unknown
+    name keeps its first position).  The positional order ``(target,
+    prediction)`` is rouge-score's, on purpose: this is a drop-in replacement
+    for it, so code written for rouge-score keeps its meaning.  (Elsewhere in
+    rageval-min the prediction comes first; pass ``target=`` and
+    ``prediction=`` by keyword to make a call unambiguous.)  Raises :class:`ScoringError` for unknown
     types, an unknown tokenizer or non-string texts.
 
     ``lcs`` replaces :func:`lcs_length` for rougeL: any exact function
@@ -567,6 +604,8 @@ def score(
 
     >>> score("a b c d", "a c d e", rouge_types=["rouge2", "rougeL"])["rougeL"]
     Score(precision=0.75, recall=0.75, fmeasure=0.75)
+    >>> score(prediction="a b", target="a b c d", rouge_types=["rouge1"])["rouge1"]
+    Score(precision=1.0, recall=0.5, fmeasure=0.6666666666666666)
     """
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
@@ -667,6 +706,28 @@ def score_multi(
 
 # ----------------------------------------------------------------- signature
 
+#: The family name (as on the command line).
+FAMILY = "rouge"
+
+#: The upstream this family mirrors (rouge-score 0.1.2 = this commit's ``rouge/`` folder).
+REFERENCE = ROUGE_REF
+
+#: Opt-in variants (each changes numbers and is recorded in the signature).
+VARIANTS = (UNICODE_VARIANT,)
+
+
+def check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
+    """The sorted, de-duplicated variant names; an unknown one is a ScoringError.
+
+    >>> check_variants(["unicode_tokens", "unicode_tokens"])
+    ('unicode_tokens',)
+    """
+    names = tuple(sorted(set(variants)))
+    bad = [v for v in names if v not in VARIANTS]
+    if bad:
+        raise ScoringError(f"unknown rouge variant(s): {', '.join(bad)}; known: {', '.join(VARIANTS)}")
+    return names
+
 
 def rouge_variants(*, tokenizer: str = "reference") -> List[str]:
     """Variant names implied by the options (empty = reference parity)."""
@@ -674,21 +735,23 @@ def rouge_variants(*, tokenizer: str = "reference") -> List[str]:
     return [UNICODE_VARIANT] if tokenizer == "unicode" else []
 
 
-def rouge_signature(
+def signature_params(
     *,
     rouge_types: Optional[Sequence[str]] = None,
     use_stemmer: bool = False,
     tokenizer: str = "reference",
-    extra_params: Sequence[Tuple[str, object]] = (),
-) -> str:
-    """The result signature of a ROUGE computation.
+    backend: str = "stdlib",
+) -> List[Tuple[str, object]]:
+    """The signature parameters of a ROUGE computation, in the family's fixed order.
 
-    >>> rouge_signature(rouge_types=["rougeL"], use_stemmer=True)  # doctest: +ELLIPSIS
-    'rageval_min:...|family=rouge|ref=google-research/google-research@61ce9f0|variants=none|rouge_score=0.1.2|types=rougeL|stem=true|stemmer=nltk-porter-3.10.4|tokenizer=reference'
-    >>> rouge_signature(tokenizer="unicode")  # doctest: +ELLIPSIS
-    '...|variants=unicode_tokens|rouge_score=0.1.2|stem=false|tokenizer=unicode'
+    ``backend`` is the backend's label (``stdlib``, ``rouge-score``,
+    ``rapidfuzz-<version>``); ``stdlib`` is not written.
+
+    >>> signature_params(rouge_types=["rougeL"], use_stemmer=True)
+    [('rouge_score', '0.1.2'), ('types', 'rougeL'), ('stem', True), ('stemmer', 'nltk-porter-3.10.4'), \
+('tokenizer', 'reference')]
     """
-    variants = rouge_variants(tokenizer=tokenizer)
+    _check_tokenizer(tokenizer)
     params: List[Tuple[str, object]] = [("rouge_score", "0.1.2")]
     if rouge_types is not None:
         names = validate_rouge_types(rouge_types)
@@ -697,8 +760,32 @@ def rouge_signature(
     if use_stemmer:
         params.append(("stemmer", STEMMER_ID))
     params.append(("tokenizer", tokenizer))
-    params.extend(extra_params)
-    return make_signature("rouge", ROUGE_REF, variants, params)
+    if backend != "stdlib":
+        params.append(("backend", backend))
+    return params
+
+
+def signature(*, variants: Sequence[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
+    """The result signature: ``variants`` and ``params`` (see :func:`signature_params`) composed.
+
+    >>> signature(params=signature_params(rouge_types=["rougeL"], use_stemmer=True))  # doctest: +ELLIPSIS
+    'rageval_min:...|family=rouge|ref=google-research/google-research@61ce9f0|variants=none|rouge_score=0.1.2|\
+types=rougeL|stem=true|stemmer=nltk-porter-3.10.4|tokenizer=reference'
+    >>> signature(variants=rouge_variants(tokenizer="unicode"), params=signature_params(tokenizer="unicode"))
+    ... # doctest: +ELLIPSIS
+    '...|variants=unicode_tokens|rouge_score=0.1.2|stem=false|tokenizer=unicode'
+    """
+    return make_signature(FAMILY, REFERENCE, check_variants(variants), params)
+
+
+# ------------------------------------------------------------------ backends
+
+
+#: ``--backend`` names: the built-in engine, rapidfuzz's LCS (``fast`` extra), the official package.
+BACKENDS = ("stdlib", "rapidfuzz", "rouge-score")
+
+#: ``(targets, prediction) -> {type: Score}``: one record's scores (best over several targets).
+ScoreFn = Callable[[List[str], str], Dict[str, Score]]
 
 
 def rapidfuzz_lcs() -> Tuple[LcsFn, str]:
@@ -721,3 +808,352 @@ def lcs_backend(backend: str) -> Tuple[Optional[LcsFn], str]:
     if backend == "rapidfuzz":
         return rapidfuzz_lcs()
     return None, backend
+
+
+def make_scorer(
+    rouge_types: Sequence[str],
+    *,
+    use_stemmer: bool = False,
+    tokenizer: str = "reference",
+    backend: str = "stdlib",
+) -> Tuple[ScoreFn, str]:
+    """The scoring function of one backend (see :data:`BACKENDS`) and its signature label.
+
+    ``rouge-score`` runs the official package through the ``rouge`` extra
+    (reference tokenizer only); ``rapidfuzz`` is the built-in engine with the
+    ``fast`` extra's LCS length for rougeL.  One target is scored with
+    :func:`score`, several with :func:`score_multi`.
+    """
+    names = validate_rouge_types(rouge_types)
+    _check_tokenizer(tokenizer)
+    if backend not in BACKENDS:
+        raise ScoringError(f"unknown backend {backend!r} (expected one of: {', '.join(BACKENDS)})", field="backend")
+    if backend == "rouge-score":
+        if tokenizer != "reference":
+            raise ScoringError("the rouge-score backend has no unicode tokenizer", field="backend")
+        from ._extras import load_extra
+
+        official: ScoreFn = load_extra("rouge").make_scorer(names, use_stemmer=use_stemmer)
+        return official, backend
+    lcs, label = lcs_backend(backend)
+
+    def builtin(targets: List[str], prediction: str) -> Dict[str, Score]:
+        if len(targets) == 1:
+            return score(
+                targets[0], prediction, rouge_types=names, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs
+            )
+        return score_multi(
+            targets, prediction, rouge_types=names, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs
+        )
+
+    return builtin, label
+
+
+# ------------------------------------------------------- records and item rows
+
+#: Key of the 1-based line number (position in a JSON array) in an item row
+#: whose record has no ``id``.
+LINE_KEY = "line"
+
+_PARTS = ("precision", "recall", "fmeasure")
+
+
+def check_record(record: Mapping[str, Any]) -> Tuple[List[str], str]:
+    """``(targets, prediction)`` of one input record; a bad record is a ScoringError naming the field.
+
+    A record has ``prediction`` (a string) and either ``reference`` (a string)
+    or ``references`` (a non-empty list of strings), not both.
+
+    >>> check_record({"prediction": "a", "references": ["b", "c"]})
+    (['b', 'c'], 'a')
+    >>> check_record({"prediction": "a"})
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: reference: missing (give reference, a string, or references, a list)
+    """
+    pred = record.get("prediction")
+    if not isinstance(pred, str):
+        what = "missing" if "prediction" not in record else f"expected a string, got {type(pred).__name__}"
+        raise ScoringError(what, field="prediction")
+    if "references" in record and "reference" in record:
+        raise ScoringError("give either reference or references, not both", field="references")
+    if "references" in record:
+        refs = record["references"]
+        if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+            raise ScoringError("references must be a non-empty list of strings", field="references")
+        return list(refs), pred
+    ref = record.get("reference")
+    if not isinstance(ref, str):
+        what = (
+            "missing (give reference, a string, or references, a list)"
+            if "reference" not in record
+            else f"expected a string, got {type(ref).__name__}"
+        )
+        raise ScoringError(what, field="reference")
+    return [ref], pred
+
+
+def _type_keys(rouge_types: Sequence[str]) -> List[Tuple[str, str]]:
+    """``(type as given, canonical name)`` per distinct type, in first-seen order.
+
+    The canonical name is the type without surrounding whitespace (the
+    reference accepts ``"rouge1\\n"`` as ``rouge1``); a repeated type counts once.
+    """
+    out: Dict[str, str] = {}
+    for name in rouge_types:
+        out.setdefault(name.strip(), name)
+    return [(raw, key) for key, raw in out.items()]
+
+
+def metric_names(rouge_types: Sequence[str]) -> List[str]:
+    """The gateable names of a ``rouge`` report: ``records``, then ``TYPE.precision|recall|fmeasure``.
+
+    The per-type names are also the metric keys of an item row.
+
+    >>> metric_names(["rougeL"])
+    ['records', 'rougeL.precision', 'rougeL.recall', 'rougeL.fmeasure']
+    """
+    names = validate_rouge_types(rouge_types)
+    return ["records"] + [f"{key}.{part}" for _, key in _type_keys(names) for part in _PARTS]
+
+
+def _item_row(
+    record: Mapping[str, Any], line: Optional[int], scores: Mapping[str, Score], keys: Sequence[Tuple[str, str]]
+) -> ItemRow:
+    row: ItemRow = {"id": record["id"]} if "id" in record else {LINE_KEY: line}
+    for raw, key in keys:
+        s = scores[raw]
+        row[key + ".precision"] = s.precision
+        row[key + ".recall"] = s.recall
+        row[key + ".fmeasure"] = s.fmeasure
+    return row
+
+
+def score_item(
+    record: Mapping[str, Any],
+    *,
+    rouge_types: Sequence[str],
+    use_stemmer: bool = False,
+    tokenizer: str = "reference",
+    lcs: Optional[LcsFn] = None,
+    line: Optional[int] = None,
+) -> ItemRow:
+    """The item row of one record (see :func:`check_record`), scored by the built-in engine.
+
+    A flat dict: the record's ``id`` when it has one, else its 1-based
+    ``line`` number (``line=``; :data:`LINE_KEY`), then ``TYPE.precision``,
+    ``TYPE.recall`` and ``TYPE.fmeasure`` for each distinct type, with the
+    reference's values and types (int zeros for rougeL/rougeLsum on an empty
+    side).  Several references give the best one per type (:func:`score_multi`).
+
+    >>> score_item({"id": "a", "prediction": "a b c", "reference": "a b d"}, rouge_types=["rouge1"])
+    {'id': 'a', 'rouge1.precision': 0.6666666666666666, 'rouge1.recall': 0.6666666666666666, \
+'rouge1.fmeasure': 0.6666666666666666}
+    >>> score_item({"prediction": "", "reference": "x"}, rouge_types=["rougeL"], line=3)
+    {'line': 3, 'rougeL.precision': 0, 'rougeL.recall': 0, 'rougeL.fmeasure': 0}
+    """
+    names = validate_rouge_types(rouge_types)
+    targets, prediction = check_record(record)
+    if len(targets) == 1:
+        scores = score(targets[0], prediction, rouge_types=names, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs)
+    else:
+        scores = score_multi(
+            targets, prediction, rouge_types=names, use_stemmer=use_stemmer, tokenizer=tokenizer, lcs=lcs
+        )
+    return _item_row(record, line, scores, _type_keys(names))
+
+
+def reference_json(item: Mapping[str, Any], rouge_types: Sequence[str]) -> Dict[str, Dict[str, Any]]:
+    """One item row in rouge-score's nested shape, ``{TYPE: {"precision", "recall", "fmeasure"}}``.
+
+    This is the line ``rageval-min rouge`` writes per record without ``--summary``.
+
+    >>> reference_json({"id": 1, "rougeL.precision": 0, "rougeL.recall": 0, "rougeL.fmeasure": 0}, ["rougeL"])
+    {'rougeL': {'precision': 0, 'recall': 0, 'fmeasure': 0}}
+    """
+    return {
+        raw: {
+            "precision": item[key + ".precision"],
+            "recall": item[key + ".recall"],
+            "fmeasure": item[key + ".fmeasure"],
+        }
+        for raw, key in _type_keys(rouge_types)
+    }
+
+
+# ---------------------------------------------------------------- accumulator
+
+_ALL_TYPES = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
+
+
+@register_accumulator
+class RougeAccumulator(Accumulator):
+    """The means of the item rows: ``{"records": n, "mean": {TYPE: {precision, recall, fmeasure}}}``.
+
+    Each mean is a sequential float sum in input order (``0.0 + v1 + v2 ...``)
+    divided by the count, as the CLI has always computed it.  A sequential
+    sum cannot be merged from partial sums exactly, so the state keeps every
+    value (in input order) and merging continues the left part's running sums
+    over the right part's values: the state grows with the input (8 bytes per
+    value in memory).  :func:`score_file`, which never merges, builds its
+    accumulator with ``keep_values=False`` and runs in constant memory; such a
+    state can only be the *first* part of a merge.
+
+    ``backend`` is the backend's signature label (``stdlib``, ``rouge-score``,
+    ``rapidfuzz-<version>``).
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "score"
+    DIRECTIONS = {f"{t}.{part}": "higher" for t in _ALL_TYPES for part in _PARTS}
+
+    def __init__(
+        self,
+        *,
+        rouge_types: Sequence[str],
+        use_stemmer: bool = False,
+        tokenizer: str = "reference",
+        backend: str = "stdlib",
+        keep_values: bool = True,
+    ) -> None:
+        names = validate_rouge_types(rouge_types)
+        _check_tokenizer(tokenizer)
+        if not isinstance(backend, str):
+            raise ScoringError(f"backend must be a string, got {type(backend).__name__}", field="backend")
+        super().__init__(rouge_types=names, use_stemmer=bool(use_stemmer), tokenizer=tokenizer, backend=backend)
+        self._keys = _type_keys(names)
+        self._metrics = [f"{key}.{part}" for _, key in self._keys for part in _PARTS]
+        self.count = 0
+        self.sums: List[float] = [0.0] * len(self._metrics)
+        self.values: Optional[List["array[float]"]] = [array("d") for _ in self._metrics] if keep_values else None
+
+    @classmethod
+    def metric_names(cls, *, rouge_types: Sequence[str], **options: Any) -> List[str]:
+        """The gateable names (they depend only on ``rouge_types``)."""
+        return metric_names(rouge_types)
+
+    def add(self, item: ItemRow) -> None:
+        self.count += 1
+        sums = self.sums
+        values = self.values
+        for i, name in enumerate(self._metrics):
+            v = item[name]
+            sums[i] += v
+            if values is not None:
+                values[i].append(v)
+
+    def _data(self) -> Dict[str, Any]:
+        return {
+            "count": self.count,
+            "sums": list(self.sums),
+            "values": None if self.values is None else [list(v) for v in self.values],
+        }
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        sums = [float(s) for s in data["sums"]]
+        values = data["values"]
+        if len(sums) != len(self._metrics) or (values is not None and len(values) != len(self._metrics)):
+            raise ValueError("the state does not match the rouge types")
+        self.count = int(data["count"])
+        self.sums = sums
+        self.values = None if values is None else [array("d", map(float, v)) for v in values]
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, RougeAccumulator)
+        if other.values is None:
+            raise ScoringError("a rouge state that kept no values (keep_values=False) can only be the first part")
+        for i, vals in enumerate(other.values):
+            total = self.sums[i]
+            for v in vals:
+                total += v
+            self.sums[i] = total
+            if self.values is not None:
+                self.values[i].extend(vals)
+        self.count += other.count
+
+    def finalize(self) -> Report:
+        n = self.count
+        if not n:
+            raise ScoringError("no records to average")
+        p = self.params
+        means: Dict[str, Any] = {}
+        metrics: Dict[str, Any] = {"records": n}
+        for j, (raw, key) in enumerate(self._keys):
+            sums = self.sums[3 * j : 3 * j + 3]
+            means[raw] = {part: s / n for part, s in zip(_PARTS, sums)}
+            for part, s in zip(_PARTS, sums):
+                metrics[f"{key}.{part}"] = s / n
+        sig = signature(
+            variants=rouge_variants(tokenizer=p["tokenizer"]),
+            params=signature_params(
+                rouge_types=p["rouge_types"],
+                use_stemmer=p["use_stemmer"],
+                tokenizer=p["tokenizer"],
+                backend=p["backend"],
+            ),
+        )
+        return Report(
+            family=FAMILY,
+            signature=sig,
+            result={"records": n, "mean": means},
+            metrics=metrics,
+            diagnostics=self.notes(),
+        )
+
+
+# ------------------------------------------------------------------ the file
+
+
+def score_file(
+    path: str,
+    *,
+    rouge_types: Sequence[str],
+    use_stemmer: bool = False,
+    tokenizer: str = "reference",
+    backend: str = "stdlib",
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """The ``rouge`` command: score every record of ``path`` (JSONL, JSON, CSV or TSV) into a Report.
+
+    ``on_item`` receives each item row (see :func:`score_item`) in input order.
+    Bad records are reported together (file, line and field) after the file
+    is read; after the first bad record nothing more is scored.  A file
+    without a valid record is an input error.  ``backend`` is one of
+    :data:`BACKENDS` (see :func:`make_scorer`); its label is in the signature.
+    """
+    if isinstance(rouge_types, str):
+        raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
+    names = validate_rouge_types(rouge_types)
+    fn, label = make_scorer(names, use_stemmer=use_stemmer, tokenizer=tokenizer, backend=backend)
+    acc = RougeAccumulator(
+        rouge_types=names, use_stemmer=use_stemmer, tokenizer=tokenizer, backend=label, keep_values=False
+    )
+    keys = _type_keys(names)
+    problems = Problems()
+    try:
+        for line, rec in iter_records(path):
+            try:
+                targets, prediction = check_record(rec)
+            except ScoringError as exc:
+                problems.add(exc.msg, path=path, line=line, field=exc.field)
+            if problems:
+                if problems.full:
+                    break
+                continue
+            try:
+                scores = fn(targets, prediction)
+            except ScoringError as exc:
+                problems.add(exc.msg, path=path, line=line, field=exc.field)
+                continue
+            row = _item_row(rec, line, scores, keys)
+            if on_item is not None:
+                on_item(row)
+            acc.add(row)
+    except ScoringError as exc:  # the reader's own problems (bad JSON, not an object, ...)
+        if not problems:
+            raise
+        problems.add_error(exc)
+    problems.raise_if_any()
+    if not acc.count:
+        raise ScoringError("holds no records to score", path=path)
+    return acc.finalize()

@@ -271,7 +271,7 @@ def test_lcs_long_sequences() -> None:
 
 
 def test_signature() -> None:
-    sig = rouge.rouge_signature(rouge_types=["rouge1", "rougeL"], use_stemmer=False)
+    sig = rouge.signature(params=rouge.signature_params(rouge_types=["rouge1", "rougeL"], use_stemmer=False))
     assert sig.split("|")[1:] == [
         "family=rouge",
         "ref=google-research/google-research@61ce9f0",
@@ -281,5 +281,8 @@ def test_signature() -> None:
         "stem=false",
         "tokenizer=reference",
     ]
-    sig = rouge.rouge_signature(use_stemmer=True, tokenizer="unicode")
+    sig = rouge.signature(
+        variants=rouge.rouge_variants(tokenizer="unicode"),
+        params=rouge.signature_params(use_stemmer=True, tokenizer="unicode"),
+    )
     assert "variants=unicode_tokens" in sig and "stemmer=nltk-porter-3.10.4" in sig
