@@ -15,6 +15,41 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+#: Extras whose tests must run (not skip): a comma-separated list set by .ci/run, e.g. "fast,tokens,bertscore";
+#: "all" requires every one.  CI=true alone does not make anything required.
+REQUIRED_EXTRAS = {x.strip() for x in os.environ.get("RAGEVAL_MIN_REQUIRE_EXTRAS", "").split(",") if x.strip()}
+
+
+def need(module: str, extra: str, hint: str = ""):
+    """Import ``module`` for a test, or skip it with a clear reason (fail instead when ``extra`` is required).
+
+    ``extra`` names what provides the module: a pip extra of the project (``fast``, ``tokens``, ``rouge``,
+    ``openai``, ``bertscore``, ``dask``), ``dev`` for the developer tools, or ``browser`` for Chromium.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        why = f"{module} is not installed ({hint or 'pip install ' + repr('rageval-min[' + extra + ']')})"
+        if extra in REQUIRED_EXTRAS or "all" in REQUIRED_EXTRAS:
+            pytest.fail(f"required by RAGEVAL_MIN_REQUIRE_EXTRAS: {why}")
+        pytest.skip(why)
+
+
+def need_program(name: str, extra: str, hint: str) -> str:
+    """The path of program ``name``, or skip (fail when ``extra`` is required), like :func:`need`."""
+    import shutil
+
+    path = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    if path is None:
+        why = f"{name} is not on PATH ({hint})"
+        if extra in REQUIRED_EXTRAS or "all" in REQUIRED_EXTRAS:
+            pytest.fail(f"required by RAGEVAL_MIN_REQUIRE_EXTRAS: {why}")
+        pytest.skip(why)
+    return path
+
+
 class Run(NamedTuple):
     code: int
     out: str

@@ -5,8 +5,7 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, need, need_program
 
 CORE = os.path.join(ROOT, "rageval_min")
 
@@ -71,11 +70,7 @@ def test_vendored_core_folder_works_alone(tmp_path):
 
 
 def test_core_runs_on_python_39_per_vermin():
-    vermin = shutil.which("vermin")
-    if vermin is None:
-        if os.environ.get("CI"):
-            pytest.fail("vermin is required in CI (pip install vermin)")
-        pytest.skip("vermin not installed")
+    vermin = need_program("vermin", "dev", "pip install vermin, or the test extra")
     proc = subprocess.run(
         [vermin, "-t=3.9-", "--no-tips", "--violations", "--eval-annotations", "--backport", "typing", CORE],
         capture_output=True,
@@ -89,12 +84,7 @@ def test_py_typed_marker_present():
 
 
 def test_core_is_fully_type_hinted():
-    try:
-        import mypy  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("mypy is required in CI (pip install mypy)")
-        pytest.skip("mypy not installed")
+    need("mypy", "dev", "pip install mypy, or the test extra")
     proc = subprocess.run(
         [
             sys.executable,
@@ -112,3 +102,10 @@ def test_core_is_fully_type_hinted():
         cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_code_is_formatted_and_lint_clean():
+    ruff = need_program("ruff", "dev", "pip install ruff, or the test extra")
+    for argv in ([ruff, "format", "--check", "."], [ruff, "check", "."]):
+        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
