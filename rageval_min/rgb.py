@@ -2,8 +2,9 @@
 
 Reference: ``chen700564/RGB`` at commit ``65ec39e`` (``evalue.py``, ``reject_evalue.py``,
 ``fact_evalue.py``).  The upstream code and data are CC BY-NC-SA 4.0; this module is a
-clean-room implementation written from the project's spec (``specs/rgb.md``) and ships no
-upstream code, data or prompt text.
+clean-room implementation written from the project's RGB spec (kept outside this repository)
+and ships no upstream code, data or prompt text; the behaviour is pinned by the conformance
+vectors in ``tests/data/`` and the gold samples in ``gold_samples/rgb/``.
 
 The four abilities RGB measures all come from the same per-answer labels:
 
@@ -14,11 +15,27 @@ The four abilities RGB measures all come from the same per-answer labels:
 * **counterfactual robustness**: ``fact_check_rate`` (error detection) and ``correct_rate``
   (error correction) on the ``_fact`` sets.
 
-Pipeline (pure functions, no I/O)::
+Pipeline (pure functions)::
 
     mix_documents(instance, ...)      -> the passages shown to the model (seeded, bit-exact)
     label_prediction(raw, answer, ...) -> Label(label, factlabel, prediction)
     score(results, ...)               -> Scores (the reference's ``_result.json`` object)
+
+Files (the commands of ``rageval-min rgb``; plain keyword arguments, no argparse)::
+
+    mix_file(path, ..., on_instance)   -> StepSummary         (rgb mix)
+    label_file(path, ..., on_record)   -> StepSummary         (rgb label)
+    score_file(path, ..., on_item)     -> Report              (rgb score [--judged])
+    score_judged_records(records, ...) -> Report              (rgb judge, after the judge calls)
+    report_files(paths, ...)           -> Report              (rgb report: the four abilities)
+
+Item rows and accumulators (the family contract, ``docs/adding-a-family.md``): one input
+record gives one item row (:func:`label_row`, :func:`judged_row`, :func:`skipped_row`):
+``id``, ``label``, then 0/1 outcomes under the names of the rates they make
+(``all_rate``, ``fact_check_rate``, ``correct_rate``, ``reject_rate``) plus ``correct`` and
+``rejected``; a record the reference drops has every outcome ``None`` and ``skipped`` set.
+:class:`ScoreAccumulator` (``rgb score``) and :class:`JudgeAccumulator` (``rgb judge``)
+add integer counters, so merging any partition is exact.
 
 Label meaning (authoritative): ``1`` = answer element found, ``0`` = not found, ``[-1]`` =
 the model rejected (said the information is insufficient).
@@ -47,6 +64,7 @@ from typing import (
     Callable,
     Dict,
     Iterable,
+    Iterator,
     List,
     Mapping,
     NamedTuple,
@@ -57,6 +75,9 @@ from typing import (
     Union,
 )
 
+from ._contract import Accumulator, ItemRow, register_accumulator
+from ._io import Problems, iter_records
+from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 
@@ -64,38 +85,62 @@ __all__ = [
     "DEFAULT_SEED",
     "FACT_KEYWORDS",
     "FAMILY",
-    "REF",
-    "REJECT_KEYWORDS",
-    "VARIANTS",
     "FactJudgeScores",
     "InstanceSkipped",
+    "JUDGED",
+    "JudgeAccumulator",
     "Label",
+    "REF",
+    "REFERENCE",
+    "REJECT_KEYWORDS",
     "RejectJudgeScores",
     "RunName",
+    "ScoreAccumulator",
     "Scores",
+    "StepSummary",
+    "VARIANTS",
     "abilities_table",
+    "ability_rows",
     "build_answer_prompt",
     "build_fact_judge_prompt",
     "build_reject_judge_prompt",
     "check_answer",
+    "check_noise_rate",
     "check_variants",
     "dataset_branch",
     "format_result_json",
     "ground_truth_of",
     "has_fact_flag",
     "is_rejection",
+    "judge_prompts_file",
+    "judged_row",
+    "label_file",
     "label_prediction",
+    "label_records",
+    "label_row",
+    "labelled_record",
     "mix_documents",
+    "mix_file",
     "normalize_prediction",
     "parse_fact_judgement",
     "parse_prediction_filename",
     "parse_reject_judgement",
+    "read_records",
+    "report_files",
+    "report_metric_names",
+    "report_runs",
+    "resolve_dataset",
+    "resolve_noise_rate",
+    "result_metrics",
     "score",
     "score_fact_judged",
+    "score_file",
+    "score_item",
+    "score_judged_records",
     "score_reject_judged",
     "signature",
+    "skipped_row",
     "template_id",
-    "ability_rows",
     "validate_stored_label",
 ]
 
@@ -103,7 +148,9 @@ Number = Union[int, float]
 
 FAMILY = "rgb"
 #: The reference, as written in the signature.
-REF = "chen700564/RGB@65ec39e"
+REFERENCE = "chen700564/RGB@65ec39e"
+#: Former name of :data:`REFERENCE`.
+REF = REFERENCE
 #: The reference seeds stdlib ``random`` with this before mixing each instance.
 DEFAULT_SEED = 2333
 
@@ -423,6 +470,79 @@ def validate_stored_label(label: Any, factlabel: Any = None, *, fact: bool = Fal
         _checked_factlabel(factlabel, None)
 
 
+def _outcomes(label: List[int], *, noise1: bool, reject_only: bool) -> Tuple[int, int, int, bool]:
+    """``(correct, rejected, hit, empty_at_noise1)`` of one label (the reference's rules)."""
+    correct = 1 if (0 not in label and 1 in label) else 0
+    rejected = 1 if (label and label[0] == -1) else 0
+    if noise1:
+        hit = rejected if reject_only else (rejected or correct)
+    else:
+        hit = correct
+    return correct, rejected, 1 if hit else 0, noise1 and not label
+
+
+def label_row(
+    record_id: Any,
+    label: List[int],
+    factlabel: Any,
+    *,
+    dataset: str,
+    noise_rate: Number,
+    variants: Iterable[str] = (),
+) -> ItemRow:
+    """The item row of one labelled record for ``rgb score`` (see :class:`ScoreAccumulator`).
+
+    Keys: ``id``, ``label``, then the 0/1 outcomes ``correct`` (``0 not in label and 1 in
+    label``), ``rejected`` (``label[0] == -1``), ``all_rate`` (counted in ``tt``: correct, or
+    at noise 1 rejected or correct), ``fact_check_rate`` (``factlabel == 1``; ``None`` on a
+    non-fact dataset) and ``correct_rate`` (a flagged record counted in ``correct_tt``;
+    ``None`` when not flagged or not a fact dataset), then ``skipped`` (``None``).
+    ``label`` and, on a fact dataset, ``factlabel`` must be valid (they are not checked here).
+    """
+    variants = check_variants(variants)
+    correct, rejected, hit, _ = _outcomes(label, noise1=noise_rate == 1, reject_only="noise1_reject_only" in variants)
+    fact_check: Optional[int] = None
+    corrected: Optional[int] = None
+    if _is_fact(dataset):
+        fact_check = 1 if factlabel == 1 else 0
+        if fact_check:
+            requires_hit = "fact_correct_requires_hit" in variants
+            corrected = 1 if (0 not in label and (1 in label or not requires_hit)) else 0
+    return {
+        "id": record_id,
+        "label": list(label),
+        "correct": correct,
+        "rejected": rejected,
+        "all_rate": hit,
+        "fact_check_rate": fact_check,
+        "correct_rate": corrected,
+        "skipped": None,
+    }
+
+
+def skipped_row(record_id: Any, reason: str, *, judged: Optional[str] = None) -> ItemRow:
+    """The item row of a record the reference drops: every outcome ``None``, ``skipped`` = the reason."""
+    keys = _JUDGED_ROW_KEYS if judged else _SCORE_ROW_KEYS
+    row: ItemRow = {"id": record_id}
+    row.update(dict.fromkeys(keys, None))
+    row["skipped"] = reason
+    return row
+
+
+_SCORE_ROW_KEYS = ("label", "correct", "rejected", "all_rate", "fact_check_rate", "correct_rate")
+_JUDGED_ROW_KEYS = ("label", "correct", "all_rate", "reject_rate", "correct_rate", "judge_template")
+
+
+def _checked_record(record: Any, pos: int) -> Tuple[Any, Optional[str], List[int]]:
+    if not isinstance(record, Mapping):
+        raise ScoringError(f"record is {type(record).__name__}, not an object", record=f"record {pos}")
+    rid = record.get("id")
+    who = _who(rid) if rid is not None else f"record {pos}"
+    if "label" not in record:
+        raise ScoringError("record has no 'label'", record=who, field="label")
+    return rid, who, _checked_label(record["label"], who)
+
+
 def score(
     results: Iterable[Mapping[str, Any]],
     *,
@@ -456,60 +576,13 @@ def score(
     {'all_rate': 0.6666666666666666, 'noise_rate': 1.0, 'tt': 2, 'nums': 3}
     """
     variants = check_variants(variants)
-    if not _is_number(noise_rate):
-        raise ScoringError(f"noise_rate must be a number, got {noise_rate!r}", field="noise_rate")
+    acc = ScoreAccumulator(dataset=dataset, noise_rate=noise_rate, variants=variants)
     fact = _is_fact(dataset)
-    reject_only = "noise1_reject_only" in variants
-    requires_hit = "fact_correct_requires_hit" in variants
-    noise1 = noise_rate == 1
-    diagnostics: List[str] = []
-    nums = tt = fact_tt = correct_tt = 0
     for pos, record in enumerate(results, 1):
-        if not isinstance(record, Mapping):
-            raise ScoringError(f"record is {type(record).__name__}, not an object", record=f"record {pos}")
-        rid = record.get("id")
-        who = _who(rid) if rid is not None else f"record {pos}"
-        if "label" not in record:
-            raise ScoringError("record has no 'label'", record=who, field="label")
-        label = _checked_label(record["label"], who)
-        nums += 1
-        correct = 0 not in label and 1 in label
-        if noise1:
-            if not label:
-                diagnostics.append(f"{who}: label is [] at noise_rate 1 (the reference fails on label[0]); not counted")
-                rejected = False
-            else:
-                rejected = label[0] == -1
-            hit = rejected if reject_only else (rejected or correct)
-        else:
-            hit = correct
-        if hit:
-            tt += 1
-        if fact:
-            if _checked_factlabel(record.get("factlabel"), who) == 1:
-                fact_tt += 1
-                if 0 not in label and (1 in label or not requires_hit):
-                    correct_tt += 1
-    if nums == 0:
-        diagnostics.append("no scorable records: all_rate is null")
-        all_rate: Optional[float] = None
-        fact_check_rate: Optional[float] = None
-    else:
-        all_rate = tt / nums
-        fact_check_rate = fact_tt / nums
-    correct_rate: Number = correct_tt / fact_tt if fact_tt > 0 else 0
-    return Scores(
-        all_rate,
-        noise_rate,
-        tt,
-        nums,
-        fact,
-        fact_check_rate if fact else None,
-        correct_rate,
-        fact_tt,
-        correct_tt,
-        tuple(diagnostics),
-    )
+        rid, who, label = _checked_record(record, pos)
+        factlabel = _checked_factlabel(record.get("factlabel"), who) if fact else None
+        acc.add(label_row(rid, label, factlabel, dataset=dataset, noise_rate=noise_rate, variants=variants))
+    return acc.scores()
 
 
 def format_result_json(obj: Mapping[str, Any]) -> str:
@@ -930,28 +1003,52 @@ class FactJudgeScores(NamedTuple):
         }
 
 
-def _judged(results: Iterable[Mapping[str, Any]], parse: Callable[[str], bool]) -> Tuple[int, int, int, int, List[str]]:
-    nums = tt = flagged = flagged_correct = 0
+def judged_row(
+    record_id: Any,
+    label: List[int],
+    evaluation: Any,
+    *,
+    judged: str,
+    judge_template: str = "unrecorded",
+    who: Optional[str] = None,
+) -> ItemRow:
+    """The item row of one judged record (``rgb score --judged`` and ``rgb judge``).
+
+    Keys: ``id``, ``label``, ``correct`` (``0 not in label and 1 in label``), ``all_rate``
+    (the same outcome: the judged ``all_rate`` is ``tt / nums``), ``reject_rate`` (1 when
+    the judge output says rejected (reject) or errors detected (fact)), ``correct_rate``
+    (fact only, for a flagged record: ``correct``; else ``None``), ``judge_template`` (the
+    record's template id) and ``skipped`` (``None``).  A non-string ``evaluation`` is a
+    :class:`ScoringError`.
+    """
+    if judged not in JUDGED:
+        raise ScoringError(f"judged must be one of {', '.join(JUDGED)}, got {judged!r}", field="judged")
+    parse = parse_reject_judgement if judged == "reject" else parse_fact_judgement
+    try:
+        verdict = 1 if parse(evaluation) else 0
+    except ScoringError as exc:
+        raise ScoringError(exc.msg, record=who, field="evaluation") from None
+    correct = 1 if (0 not in label and 1 in label) else 0
+    return {
+        "id": record_id,
+        "label": list(label),
+        "correct": correct,
+        "all_rate": correct,
+        "reject_rate": verdict,
+        "correct_rate": (correct if verdict else None) if judged == "fact" else None,
+        "judge_template": judge_template,
+        "skipped": None,
+    }
+
+
+def _judged_acc(results: Iterable[Mapping[str, Any]], judged: str, noise_rate: Number) -> "ScoreAccumulator":
+    acc = ScoreAccumulator(dataset="", noise_rate=noise_rate, judged=judged)
     for pos, record in enumerate(results, 1):
-        rid = record.get("id")
-        who = _who(rid) if rid is not None else f"record {pos}"
-        if "label" not in record:
-            raise ScoringError("record has no 'label'", record=who, field="label")
-        label = _checked_label(record["label"], who)
+        rid, who, label = _checked_record(record, pos)
         if "evaluation" not in record:
             raise ScoringError("record has no 'evaluation' (the stored judge output)", record=who, field="evaluation")
-        try:
-            verdict = parse(record["evaluation"])
-        except ScoringError as exc:
-            raise ScoringError(exc.msg, record=who, field="evaluation") from None
-        nums += 1
-        correct = 0 not in label and 1 in label
-        tt += correct
-        if verdict:
-            flagged += 1
-            flagged_correct += correct
-    diagnostics = [] if nums else ["no scorable records: rates are null"]
-    return nums, tt, flagged, flagged_correct, diagnostics
+        acc.add(judged_row(rid, label, record["evaluation"], judged=judged, who=who))
+    return acc
 
 
 def score_reject_judged(results: Iterable[Mapping[str, Any]]) -> RejectJudgeScores:
@@ -961,10 +1058,9 @@ def score_reject_judged(results: Iterable[Mapping[str, Any]]) -> RejectJudgeScor
     ``all_rate = tt / nums`` where ``tt`` counts ``0 not in label and 1 in label`` (no
     noise-1 clause here).  No records: rates ``None`` plus a diagnostic.
     """
-    nums, tt, flagged, _, diags = _judged(results, parse_reject_judgement)
-    return RejectJudgeScores(
-        flagged / nums if nums else None, tt / nums if nums else None, tt, flagged, nums, tuple(diags)
-    )
+    scores = _judged_acc(results, "reject", 0.0).scores()
+    assert isinstance(scores, RejectJudgeScores)
+    return scores
 
 
 def score_fact_judged(results: Iterable[Mapping[str, Any]], *, noise_rate: Number) -> FactJudgeScores:
@@ -975,18 +1071,9 @@ def score_fact_judged(results: Iterable[Mapping[str, Any]], *, noise_rate: Numbe
     detected records with ``0 not in label and 1 in label`` (stricter than :func:`score`),
     ``correct_rate = correct_tt / rejecttt`` or int ``0``.  No records: rates ``None``.
     """
-    nums, tt, flagged, flagged_correct, diags = _judged(results, parse_fact_judgement)
-    return FactJudgeScores(
-        flagged / nums if nums else None,
-        tt / nums if nums else None,
-        flagged_correct / flagged if flagged > 0 else 0,
-        tt,
-        flagged,
-        flagged_correct,
-        nums,
-        noise_rate,
-        tuple(diags),
-    )
+    scores = _judged_acc(results, "fact", noise_rate).scores()
+    assert isinstance(scores, FactJudgeScores)
+    return scores
 
 
 # --------------------------------------------------------------------------- runs and report
@@ -1119,6 +1206,731 @@ def ability_rows(table: Mapping[str, Any]) -> List[Tuple[str, str, str, str, Opt
     return rows
 
 
-def signature(variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
-    """The rgb signature: ``make_signature("rgb", REF, variants, params)``."""
-    return make_signature(FAMILY, REF, check_variants(variants), params)
+def signature(*, variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
+    """The rgb signature: ``make_signature("rgb", REFERENCE, variants, params)``.
+
+    >>> signature(params=[("dataset", "en")])
+    'rageval_min:0.1.0|family=rgb|ref=chen700564/RGB@65ec39e|variants=none|dataset=en'
+    """
+    return make_signature(FAMILY, REFERENCE, check_variants(variants), params)
+
+
+# --------------------------------------------------------------------------- accumulators
+
+#: The judged modes: ``reject`` = ``reject_evalue.py`` (Rej*), ``fact`` = ``fact_evalue.py`` (ED*, CR).
+JUDGED = ("reject", "fact")
+
+_SCORE_KEYS = ("all_rate", "noise_rate", "tt", "nums")
+_FACT_KEYS = ("fact_check_rate", "correct_rate", "fact_tt", "correct_tt")
+_REJECT_JUDGED_KEYS = ("reject_rate", "all_rate", "tt", "rejecttt", "nums")
+_FACT_JUDGED_KEYS = ("reject_rate", "all_rate", "correct_rate", "tt", "rejecttt", "correct_tt", "nums", "noise_rate")
+
+
+def result_metrics(result: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """The gateable values of a score object: every number (and ``None``) under its key."""
+    return {
+        prefix + k: v
+        for k, v in result.items()
+        if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    }
+
+
+@register_accumulator
+class ScoreAccumulator(Accumulator):
+    """``rgb score``: integer counters of the item rows; the rates are formed once, in :meth:`finalize`.
+
+    With ``judged=None`` the rows are :func:`label_row` rows and the report is the
+    reference's ``_result.json`` object (:class:`Scores`); with ``judged`` ``reject`` or
+    ``fact`` they are :func:`judged_row` rows and the report is :class:`RejectJudgeScores`
+    or :class:`FactJudgeScores`.  Merging adds the counters and concatenates the kept
+    diagnostics (the records the reference drops and ``label == []`` at noise 1, whose
+    ``record N`` positions are shifted by the counts before them), so it is exact for any
+    partition.  The judged signature names the sorted set of the records' template ids.
+    """
+
+    FAMILY = "rgb"
+    COMMAND = "score"
+    DIRECTIONS = {
+        "correct": "higher",
+        "all_rate": "higher",
+        "fact_check_rate": "higher",
+        "correct_rate": "higher",
+        "reject_rate": "higher",
+    }
+
+    def __init__(
+        self,
+        *,
+        dataset: str,
+        noise_rate: Number,
+        use_labels: bool = False,
+        variants: Sequence[str] = (),
+        judged: Optional[str] = None,
+    ) -> None:
+        if not _is_number(noise_rate):
+            raise ScoringError(f"noise_rate must be a number, got {noise_rate!r}", field="noise_rate")
+        if judged is not None and judged not in JUDGED:
+            raise ScoringError(f"judged must be one of {', '.join(JUDGED)}, got {judged!r}", field="judged")
+        super().__init__(
+            dataset=dataset,
+            noise_rate=noise_rate,
+            use_labels=use_labels,
+            variants=list(check_variants(variants)),
+            judged=judged,
+        )
+        self.dataset = dataset
+        self.noise_rate = noise_rate
+        self.use_labels = use_labels
+        self.variants = tuple(self.params["variants"])
+        self.judged = judged
+        self.nums = self.tt = self.flagged = self.flagged_correct = 0
+        #: records the reference drops (file-level notes naming file and line), input order
+        self.skipped: List[str] = []
+        #: ``[local position, "id=..." or None]`` of ``label == []`` at noise 1
+        self.empty_noise1: List[List[Any]] = []
+        self.templates: Set[str] = set()
+
+    def _signature_params(self) -> List[Tuple[str, object]]:
+        params: List[Tuple[str, object]] = [
+            ("dataset", self.dataset),
+            ("noise_rate", self.noise_rate),
+            ("use_labels", self.use_labels),
+        ]
+        if self.judged:
+            ids = sorted(self.templates)
+            params += [("judged", self.judged), ("judge_template", "+".join(ids) if ids else "unrecorded")]
+        return params
+
+    @classmethod
+    def metric_names(cls, *, dataset: str = "", judged: Optional[str] = None, **options: Any) -> List[str]:
+        """The gateable names of the report (they depend only on the options)."""
+        if judged == "reject":
+            return list(_REJECT_JUDGED_KEYS)
+        if judged == "fact":
+            return list(_FACT_JUDGED_KEYS)
+        return list(_SCORE_KEYS) + (list(_FACT_KEYS) if _is_fact(dataset) else [])
+
+    def skip(self, note: str) -> None:
+        """Record a dropped record's diagnostic (kept in full, in input order)."""
+        self.skipped.append(note)
+
+    def add(self, item: ItemRow) -> None:
+        if item.get("skipped") is not None:
+            return
+        self.nums += 1
+        if self.judged:
+            self.tt += item["correct"]
+            if item["reject_rate"]:
+                self.flagged += 1
+                self.flagged_correct += item["correct"]
+            self.templates.add(str(item["judge_template"]))
+            return
+        self.tt += item["all_rate"]
+        if self.noise_rate == 1 and not item["label"]:
+            rid = item.get("id")
+            self.empty_noise1.append([self.nums, None if rid is None else _who(rid)])
+        if item["fact_check_rate"]:
+            self.flagged += 1
+            self.flagged_correct += item["correct_rate"]
+
+    def _data(self) -> Dict[str, Any]:
+        return {
+            "nums": self.nums,
+            "tt": self.tt,
+            "flagged": self.flagged,
+            "flagged_correct": self.flagged_correct,
+            "skipped": list(self.skipped),
+            "empty_noise1": [list(e) for e in self.empty_noise1],
+            "templates": sorted(self.templates),
+        }
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.nums = int(data["nums"])
+        self.tt = int(data["tt"])
+        self.flagged = int(data["flagged"])
+        self.flagged_correct = int(data["flagged_correct"])
+        self.skipped = [str(n) for n in data["skipped"]]
+        self.empty_noise1 = [[int(p), None if w is None else str(w)] for p, w in data["empty_noise1"]]
+        self.templates = {str(t) for t in data["templates"]}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, ScoreAccumulator)
+        self.empty_noise1 += [[p + self.nums, w] for p, w in other.empty_noise1]
+        self.nums += other.nums
+        self.tt += other.tt
+        self.flagged += other.flagged
+        self.flagged_correct += other.flagged_correct
+        self.skipped += other.skipped
+        self.templates |= other.templates
+
+    def scores(self) -> Union[Scores, RejectJudgeScores, FactJudgeScores]:
+        """The score object (diagnostics: the empty-label and no-record ones, as the scorers give them)."""
+        nums, tt = self.nums, self.tt
+        if self.judged:
+            diags = () if nums else ("no scorable records: rates are null",)
+            if self.judged == "reject":
+                return RejectJudgeScores(
+                    self.flagged / nums if nums else None, tt / nums if nums else None, tt, self.flagged, nums, diags
+                )
+            return FactJudgeScores(
+                self.flagged / nums if nums else None,
+                tt / nums if nums else None,
+                self.flagged_correct / self.flagged if self.flagged > 0 else 0,
+                tt,
+                self.flagged,
+                self.flagged_correct,
+                nums,
+                self.noise_rate,
+                diags,
+            )
+        diagnostics = [
+            f"{who or f'record {pos}'}: label is [] at noise_rate 1 (the reference fails on label[0]); not counted"
+            for pos, who in self.empty_noise1
+        ]
+        fact = _is_fact(self.dataset)
+        if nums == 0:
+            diagnostics.append("no scorable records: all_rate is null")
+        return Scores(
+            tt / nums if nums else None,
+            self.noise_rate,
+            tt,
+            nums,
+            fact,
+            (self.flagged / nums if nums else None) if fact else None,
+            self.flagged_correct / self.flagged if self.flagged > 0 else 0,
+            self.flagged,
+            self.flagged_correct,
+            tuple(diagnostics),
+        )
+
+    def _extra_params(self) -> List[Tuple[str, object]]:
+        return []
+
+    def finalize(self) -> Report:
+        scored = self.scores()
+        result = scored.to_dict()
+        return Report(
+            family=FAMILY,
+            signature=signature(variants=self.variants, params=self._signature_params() + self._extra_params()),
+            result=result,
+            metrics=result_metrics(result),
+            diagnostics=list(self.skipped) + list(scored.diagnostics) + self.notes(),
+        )
+
+
+@register_accumulator
+class JudgeAccumulator(ScoreAccumulator):
+    """``rgb judge``: the judged :class:`ScoreAccumulator` whose signature also names the judge model.
+
+    The judge statistics (``judge_calls``...) are added by the CLI; they are not part of the
+    mergeable state.
+    """
+
+    COMMAND = "judge"
+
+    def __init__(
+        self,
+        *,
+        dataset: str,
+        noise_rate: Number,
+        judged: str,
+        judge_model: str,
+        use_labels: bool = True,
+        variants: Sequence[str] = (),
+    ) -> None:
+        if judged not in JUDGED:
+            raise ScoringError(f"judged must be one of {', '.join(JUDGED)}, got {judged!r}", field="judged")
+        super().__init__(
+            dataset=dataset, noise_rate=noise_rate, use_labels=use_labels, variants=variants, judged=judged
+        )
+        self.params["judge_model"] = judge_model
+        self.judge_model = judge_model
+
+    def _extra_params(self) -> List[Tuple[str, object]]:
+        return [("judge_model", self.judge_model)]
+
+
+# --------------------------------------------------------------------------- files
+
+_RESULT_SUFFIXES = ("_result.json", "_chatgpt.json", "_chatgptresult.json")
+
+Row = Tuple[int, Dict[str, Any]]
+Labelled = Tuple[int, Dict[str, Any], Optional[Label], Optional[str]]
+
+
+def read_records(path: str) -> Iterator[Row]:
+    """Stream ``(line, record)`` from a JSON Lines file (RGB's files are JSON Lines named ``.json``).
+
+    Problems are raised together at the end and nothing is yielded after the first.
+    """
+    return iter_records(path, fmt="jsonl")
+
+
+def _record_who(rec: Mapping[str, Any]) -> Optional[str]:
+    return f"id={rec['id']}" if "id" in rec else None
+
+
+def _note(path: str, line: int, rec: Mapping[str, Any], msg: str) -> str:
+    who = _record_who(rec)
+    return f"{path}:{line}: " + (f"{who}: " if who else "") + msg
+
+
+def resolve_dataset(path: str, dataset: Optional[str] = None) -> str:
+    """``dataset``, else the dataset of a reference prediction file name."""
+    if dataset:
+        return str(dataset)
+    try:
+        return parse_prediction_filename(path).dataset
+    except ScoringError:
+        raise ScoringError(
+            "--dataset is required (the file name is not a reference prediction file name)", path=path
+        ) from None
+
+
+def check_noise_rate(value: Any, *, path: Optional[str] = None, field: str = "noise_rate") -> float:
+    """``value`` as a float, which must be a finite number in [0, 1] (else a :class:`ScoringError`)."""
+    if not _is_number(value) or not math.isfinite(value) or not (0 <= value <= 1):
+        raise ScoringError(f"the noise rate must be a number in [0, 1], got {value!r}", path=path, field=field)
+    return float(value)
+
+
+def resolve_noise_rate(path: str, noise_rate: Optional[float] = None) -> float:
+    """The noise rate of a prediction file: ``noise_rate``, else the records', else the file name's.
+
+    The records' ``noise_rate`` values must agree (one streaming pass over the file);
+    the rate must be in [0, 1].  Errors name the file.
+    """
+    if noise_rate is not None:
+        return check_noise_rate(noise_rate, field="--noise-rate")
+    seen = {rec["noise_rate"] for _, rec in read_records(path) if "noise_rate" in rec and _is_number(rec["noise_rate"])}
+    if len(seen) == 1:
+        return check_noise_rate(seen.pop(), path=path)
+    if len(seen) > 1:
+        raise ScoringError(f"records have different noise_rate values {sorted(seen)}; pass --noise-rate", path=path)
+    try:
+        rate = parse_prediction_filename(path).noise_rate
+    except ScoringError:
+        raise ScoringError(
+            "--noise-rate is required (no 'noise_rate' in the records or the file name)", path=path
+        ) from None
+    return check_noise_rate(rate, path=path)
+
+
+def label_records(
+    rows: Iterable[Row],
+    path: str,
+    notes: List[str],
+    *,
+    dataset: str,
+    variants: Sequence[str] = (),
+    use_labels: bool = False,
+) -> Iterator[Labelled]:
+    """Label each record; yield ``(line, record, Label or None, skip reason or None)``.
+
+    Records the reference drops are appended to ``notes`` (naming file, line and id) and
+    yielded with ``None``; malformed records are collected and raised together at the
+    end (nothing is yielded after the first).  With ``use_labels`` a record's stored
+    ``label`` is used (``None`` = skipped earlier, reason in ``rgb_skipped``).
+    """
+    problems = Problems()
+    fact = _is_fact(dataset)
+
+    def bad(msg: str, line: int, rec: Mapping[str, Any], field: Optional[str]) -> None:
+        problems.add(msg, path=path, line=line, record=_record_who(rec), field=field)
+
+    for line, rec in rows:
+        if problems.full:
+            break
+        if use_labels and "label" in rec:
+            if rec["label"] is None:
+                reason = str(rec.get("rgb_skipped") or "label is null")
+                notes.append(_note(path, line, rec, f"skipped: {reason}"))
+                if not problems:
+                    yield line, rec, None, reason
+                continue
+            try:
+                validate_stored_label(rec["label"], rec.get("factlabel"), fact=fact)
+            except ScoringError as exc:
+                bad(exc.msg, line, rec, exc.field)
+                continue
+            stored = Label(rec["label"], rec.get("factlabel", 0), rec.get("prediction", ""))
+            if not problems:
+                yield line, rec, stored, None
+            continue
+        if "prediction" not in rec:
+            bad("record has no 'prediction'", line, rec, "prediction")
+            continue
+        if "ans" not in rec and "answer" not in rec:
+            bad("record has neither 'ans' nor 'answer' (the ground truth)", line, rec, "ans")
+            continue
+        try:
+            lab = label_prediction(rec["prediction"], ground_truth_of(rec), dataset=dataset, variants=variants)
+        except InstanceSkipped as exc:
+            notes.append(_note(path, line, rec, f"skipped (as the reference does): {exc.msg}"))
+            if not problems:
+                yield line, rec, None, exc.msg
+            continue
+        if not problems:
+            yield line, rec, lab, None
+    problems.raise_if_any()
+
+
+def score_item(
+    record: Mapping[str, Any],
+    *,
+    dataset: str,
+    noise_rate: Number,
+    use_labels: bool = False,
+    variants: Sequence[str] = (),
+) -> ItemRow:
+    """The ``rgb score`` item row of one prediction record (see :func:`label_row`).
+
+    The record is labelled (or its stored label used with ``use_labels``); a record the
+    reference drops gives :func:`skipped_row`.  A malformed record is a :class:`ScoringError`.
+    """
+    variants = check_variants(variants)
+    for _, rec, lab, reason in label_records(
+        [(1, dict(record))], "record", [], dataset=dataset, variants=variants, use_labels=use_labels
+    ):
+        if lab is None:
+            return skipped_row(rec.get("id"), str(reason))
+        return label_row(
+            rec.get("id"), lab.label, lab.factlabel, dataset=dataset, noise_rate=noise_rate, variants=variants
+        )
+    raise ScoringError("no record")  # pragma: no cover - label_records yields or raises
+
+
+def _accumulate_rows(
+    acc: ScoreAccumulator,
+    rows: Iterable[Row],
+    path: str,
+    on_item: Optional[Callable[[ItemRow], None]],
+    record_rates: Optional[Set[str]] = None,
+) -> ScoreAccumulator:
+    notes: List[str] = []
+    for line, rec, lab, reason in label_records(
+        rows, path, notes, dataset=acc.dataset, variants=acc.variants, use_labels=acc.use_labels
+    ):
+        if record_rates is not None and "noise_rate" in rec:
+            record_rates.add(str(rec["noise_rate"]))
+        while notes:
+            acc.skip(notes.pop(0))
+        rid = rec.get("id")
+        if lab is None:
+            row = skipped_row(rid, str(reason), judged=acc.judged)
+        elif acc.judged:
+            who = _record_who(rec)
+            if "evaluation" not in rec:
+                raise ScoringError(
+                    "record has no 'evaluation' (the stored judge output)",
+                    path=path,
+                    line=line,
+                    record=who,
+                    field="evaluation",
+                )
+            if not isinstance(rec["evaluation"], str):
+                raise ScoringError("'evaluation' is not a string", path=path, line=line, record=who, field="evaluation")
+            template = str(rec.get("judge_template", "unrecorded"))
+            row = judged_row(rid, lab.label, rec["evaluation"], judged=acc.judged, judge_template=template, who=who)
+        else:
+            row = label_row(
+                rid, lab.label, lab.factlabel, dataset=acc.dataset, noise_rate=acc.noise_rate, variants=acc.variants
+            )
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    for n in notes:
+        acc.skip(n)
+    return acc
+
+
+def score_file(
+    path: str,
+    *,
+    dataset: Optional[str] = None,
+    noise_rate: Optional[float] = None,
+    use_labels: bool = False,
+    judged: Optional[str] = None,
+    variants: Sequence[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``rgb score``: one prediction file (JSON Lines) into a :class:`Report`.
+
+    ``result`` is the reference's score object (``_result.json``; with ``judged``, the
+    judged one).  ``dataset`` defaults to the file name's; ``noise_rate`` to the records'
+    (which must agree), else the file name's.  ``on_item`` receives every item row
+    (:func:`label_row`, :func:`judged_row` or :func:`skipped_row`) in input order.
+    """
+    variants = check_variants(variants)
+    ds = resolve_dataset(path, dataset)
+    nr = resolve_noise_rate(path, noise_rate)
+    acc = ScoreAccumulator(dataset=ds, noise_rate=nr, use_labels=use_labels, variants=variants, judged=judged)
+    return _accumulate_rows(acc, read_records(path), path, on_item).finalize()
+
+
+def score_judged_records(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    path: str,
+    dataset: str,
+    noise_rate: float,
+    judged: str,
+    judge_model: str,
+    variants: Sequence[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``rgb judge``: score judged records in memory (as ``rgb score --judged --use-labels`` reads them).
+
+    ``path`` names the records in diagnostics (line = 1-based position).
+    """
+    acc = JudgeAccumulator(
+        dataset=dataset, noise_rate=noise_rate, judged=judged, judge_model=judge_model, variants=variants
+    )
+    rows = [(i, dict(rec)) for i, rec in enumerate(records, 1)]
+    return _accumulate_rows(acc, rows, path, on_item).finalize()
+
+
+def labelled_record(
+    rec: Mapping[str, Any],
+    lab: Optional[Label],
+    reason: Optional[str],
+    *,
+    judge: Optional[str] = None,
+    template: Optional[str] = None,
+    path: Optional[str] = None,
+    line: Optional[int] = None,
+) -> Dict[str, Any]:
+    """The record as ``rgb label`` writes it: normalized ``prediction``, ``label``, ``factlabel``.
+
+    A dropped record keeps ``label``/``factlabel`` ``None`` and ``rgb_skipped`` = the
+    reason.  With ``judge`` (``reject`` or ``fact``) the judge prompt (``judge_prompt``) and
+    the template id (``judge_template``) are added; the record needs a string ``query``.
+    """
+    out = dict(rec)
+    if lab is None:
+        out["label"] = None
+        out["factlabel"] = None
+        out["rgb_skipped"] = reason
+        return out
+    out["prediction"] = lab.prediction
+    out["label"] = lab.label
+    out["factlabel"] = lab.factlabel
+    if judge:
+        query = rec.get("query")
+        if not isinstance(query, str):
+            raise ScoringError(
+                "record has no string 'query' (needed by the judge prompt)",
+                path=path,
+                line=line,
+                record=_record_who(rec),
+                field="query",
+            )
+        if judge == "reject":
+            out["judge_prompt"] = build_reject_judge_prompt(query, lab.prediction, template=template)
+        else:
+            out["judge_prompt"] = build_fact_judge_prompt(lab.prediction, query=query, template=template)
+        out["judge_template"] = template_id(template)
+    return out
+
+
+class StepSummary(NamedTuple):
+    """What a data step (``mix``, ``label``) did: its signature, how many records it wrote, its notes."""
+
+    signature: str
+    count: int
+    notes: List[str]
+
+
+def label_file(
+    path: str,
+    *,
+    dataset: Optional[str] = None,
+    variants: Sequence[str] = (),
+    judge: Optional[str] = None,
+    template: Optional[str] = None,
+    on_record: Callable[[Dict[str, Any]], None],
+) -> StepSummary:
+    """``rgb label``: every record of ``path`` labelled (:func:`labelled_record`), in input order, to ``on_record``.
+
+    ``judge`` (``reject``/``fact``) adds the judge prompts, built from ``template`` (its
+    text; ``None`` = the builtin wording).
+    """
+    variants = check_variants(variants)
+    if judge is not None and judge not in JUDGED:
+        raise ScoringError(f"judge must be one of {', '.join(JUDGED)}, got {judge!r}", field="--judge")
+    ds = resolve_dataset(path, dataset)
+    notes: List[str] = []
+    count = 0
+    for line, rec, lab, reason in label_records(read_records(path), path, notes, dataset=ds, variants=variants):
+        on_record(labelled_record(rec, lab, reason, judge=judge, template=template, path=path, line=line))
+        count += 1
+    params: List[Tuple[str, object]] = [("dataset", ds)]
+    if judge:
+        params += [("judge", judge), ("judge_template", template_id(template))]
+    return StepSummary(signature(variants=variants, params=params), count, notes)
+
+
+def judge_prompts_file(
+    path: str,
+    *,
+    judged: str,
+    dataset: str,
+    variants: Sequence[str] = (),
+    template: Optional[str] = None,
+) -> List[Dict[str, Any]]:
+    """The labelled records of ``path`` with their judge prompts (``rgb label --judge``), all in memory.
+
+    The whole file is validated here, before any judge call.
+    """
+    records: List[Dict[str, Any]] = []
+    label_file(path, dataset=dataset, variants=variants, judge=judged, template=template, on_record=records.append)
+    return records
+
+
+def mix_file(
+    path: str,
+    *,
+    dataset: str,
+    noise_rate: Number,
+    passage_num: int,
+    correct_rate: Number = 0.0,
+    seed: Optional[int] = DEFAULT_SEED,
+    on_instance: Callable[[Dict[str, Any]], None],
+) -> StepSummary:
+    """``rgb mix``: ``{id, query, answer, docs}`` per instance of ``path``, in input order, to ``on_instance``.
+
+    Instances the reference drops are left out and named in the notes.
+    """
+    _check_rate("noise_rate", noise_rate)
+    _check_rate("correct_rate", correct_rate)
+    if not _is_int(passage_num) or passage_num < 0:
+        raise ScoringError(f"passage_num must be an int >= 0, got {passage_num!r}", field="passage_num")
+    notes: List[str] = []
+    count = 0
+    for line, inst in read_records(path):
+        try:
+            missing = [k for k in ("id", "query", "answer") if k not in inst]
+            if missing:
+                raise InstanceSkipped(f"instance has no {', '.join(repr(k) for k in missing)}")
+            docs = mix_documents(
+                inst,
+                dataset=dataset,
+                noise_rate=noise_rate,
+                passage_num=passage_num,
+                correct_rate=correct_rate,
+                seed=seed,
+            )
+        except InstanceSkipped as exc:
+            notes.append(_note(path, line, inst, f"skipped (as the reference does): {exc.msg}"))
+            continue
+        on_instance({"id": inst["id"], "query": inst["query"], "answer": inst["answer"], "docs": docs})
+        count += 1
+    params: List[Tuple[str, object]] = [
+        ("dataset", dataset),
+        ("noise_rate", noise_rate),
+        ("passage_num", passage_num),
+        ("correct_rate", correct_rate),
+        ("seed", seed),
+    ]
+    return StepSummary(signature(params=params), count, notes)
+
+
+# --------------------------------------------------------------------------- report over runs
+
+
+def report_runs(paths: Sequence[str]) -> List[Tuple[str, RunName]]:
+    """``(path, run)`` of every prediction file of ``rgb report`` (names checked, no file read).
+
+    A model run at several temperatures gets ``@temp{T}`` appended; the same run twice,
+    or a score/judge file, is a :class:`ScoringError`.
+    """
+    names: List[RunName] = []
+    for path in paths:
+        if path.replace("\\", "/").rsplit("/", 1)[-1].endswith(_RESULT_SUFFIXES):
+            raise ScoringError("give prediction files, not score or judge files", path=path)
+        name = parse_prediction_filename(path)
+        check_noise_rate(name.noise_rate, path=path)
+        names.append(name)
+    temps: Dict[str, Set[float]] = {}
+    for n in names:
+        temps.setdefault(n.model, set()).add(n.temp)
+    seen: Dict[RunName, str] = {}
+    out: List[Tuple[str, RunName]] = []
+    for path, name in zip(paths, names):
+        if len(temps[name.model]) > 1:  # keep runs at different temperatures apart
+            name = name._replace(model=f"{name.model}@temp{name.temp}")
+        if name in seen:
+            raise ScoringError(f"the same run as {seen[name]}", path=path)
+        seen[name] = path
+        out.append((path, name))
+    return out
+
+
+def _run_stem(name: RunName) -> str:
+    return f"{name.model}/{name.dataset}/noise{name.noise_rate}_passage{name.passage_num}_correct{name.correct_rate}/"
+
+
+def report_metric_names(paths: Sequence[str]) -> List[str]:
+    """The gateable names ``rgb report`` gives for these files (``MODEL/DATASET/noise.../KEY``)."""
+    names: List[str] = []
+    for _, run in report_runs(paths):
+        stem = _run_stem(run)
+        names += [stem + k for k in ScoreAccumulator.metric_names(dataset=run.dataset)]
+    return names
+
+
+def report_files(paths: Sequence[str], *, use_labels: bool = False, variants: Sequence[str] = ()) -> Report:
+    """``rgb report``: score every prediction file and group the runs into the four abilities.
+
+    ``result`` is ``{"abilities": abilities_table(...), "runs": [...]}``; the metrics are
+    every run's score keys under ``MODEL/DATASET/noise{N}_passage{P}_correct{C}/KEY``.
+    """
+    variants = check_variants(variants)
+    runs: List[Tuple[RunName, Scores]] = []
+    run_items: List[Dict[str, Any]] = []
+    metrics: Dict[str, Any] = {}
+    diagnostics: List[str] = []
+    for path, name in report_runs(paths):
+        acc = ScoreAccumulator(
+            dataset=name.dataset, noise_rate=name.noise_rate, use_labels=use_labels, variants=variants
+        )
+        rows_nr: Set[str] = set()
+        _accumulate_rows(acc, read_records(path), path, None, rows_nr)
+        if rows_nr and rows_nr != {str(name.noise_rate)}:
+            diagnostics.append(
+                f"{path}: records' noise_rate {', '.join(sorted(rows_nr))} differs from the file name "
+                f"({name.noise_rate}); the file name is used"
+            )
+        rep = acc.finalize()
+        sc = acc.scores()
+        assert isinstance(sc, Scores)
+        diagnostics += rep.diagnostics
+        runs.append((name, sc))
+        metrics.update(result_metrics(rep.result, _run_stem(name)))
+        run_items.append(
+            {
+                "file": path,
+                "model": name.model,
+                "dataset": name.dataset,
+                "temp": name.temp,
+                "noise_rate": name.noise_rate,
+                "passage_num": name.passage_num,
+                "correct_rate": name.correct_rate,
+                "scores": rep.result,
+            }
+        )
+    if "noise1_reject_only" not in variants and any(
+        dataset_branch(n.dataset) == "default" and n.noise_rate == 1 for n, _ in runs
+    ):
+        diagnostics.append(
+            "negative rejection is the reference's 'rejected or correct' rate at noise 1.0 "
+            "(--variant noise1_reject_only counts rejections only)"
+        )
+    params: List[Tuple[str, object]] = [("files", len(paths)), ("use_labels", use_labels)]
+    return Report(
+        family=FAMILY,
+        signature=signature(variants=variants, params=params),
+        result={"abilities": abilities_table(runs), "runs": run_items},
+        metrics=metrics,
+        diagnostics=diagnostics,
+    )

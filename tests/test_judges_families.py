@@ -71,7 +71,7 @@ def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
             src,
             "--judged",
             "reject",
-            "--output",
+            "--records",
             live,
             "--judge",
             server.base_url,
@@ -96,7 +96,7 @@ def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
             src,
             "--judged",
             "reject",
-            "--output",
+            "--records",
             replay,
             "--judge",
             "replay:" + cache,
@@ -110,7 +110,7 @@ def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
         assert a.read() == b.read()
     code, out3, _ = _family_judge(
         "rgb",
-        ["--input", src, "--judged", "reject", "--output", replay, "--judge", "replay:" + cache, "--format", "rgb"],
+        ["--input", src, "--judged", "reject", "--records", replay, "--judge", "replay:" + cache, "--format", "rgb"],
     )
     assert code == 0 and json.loads(out3) == rep["result"]
 
@@ -124,7 +124,7 @@ def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
         src,
         "--judged",
         "reject",
-        "--output",
+        "--records",
         out,
         "--judge",
         server.base_url,

@@ -481,6 +481,6 @@ def test_abilities_table():
 
 
 def test_signature_names_variants():
-    s = rgb.signature(["reject_casefold"], [("dataset", "zh")])
+    s = rgb.signature(variants=["reject_casefold"], params=[("dataset", "zh")])
     assert "|family=rgb|ref=chen700564/RGB@65ec39e|variants=reject_casefold|dataset=zh" in s
     assert "variants=none" in rgb.signature()

@@ -1,6 +1,5 @@
-"""``rageval-min rgb mix|label|score|report``: round trip, formats, gates, errors, demo."""
+"""``rageval-min rgb mix|label|score|judge|report``: round trip, formats, gates, errors, demo."""
 
-import io
 import json
 import os
 import shutil
@@ -441,12 +440,16 @@ def test_report_errors(tmp_path):
     assert r.code == 2 and "file name" in r.err
 
 
-def test_demo_section():
-    from rageval_min._cli_common import CliIO
-    from rageval_min._cmd_rgb import demo
+def test_demo_cases_cover_every_subcommand_and_pass():
+    from rageval_min import _demo
+    from rageval_min.cli import main
 
-    text = demo(CliIO(io.StringIO(), io.StringIO()))
-    assert "matches expected_mix_en.jsonl" in text and "information integration" in text
+    cases = _demo.load_cases(os.path.join(ROOT, "gold_samples"), "rgb")
+    assert {c["argv"][1] for c in cases} == {"mix", "label", "score", "judge", "report"}
+    results = _demo.run_family(os.path.join(ROOT, "gold_samples"), "rgb", main)
+    assert results and all(r.ok for r in results), [r.detail for r in results if not r.ok]
+    assert any("matches expected_mix_en.jsonl" in r.detail for r in results)
+    assert any("information_integration" in r.shown for r in results)
 
 
 # ----------------------------------------------------------------- real processes
@@ -484,11 +487,25 @@ def test_subprocess_exit_codes(tmp_path):
         ("expected_mix_en.jsonl", "Lantern boats", "Lantern ships"),
         ("prediction_zh_demo_temp0.2_noise0.0_passage5_correct0.0_result.json", '"tt": 1', '"tt": 2'),
         ("expected_abilities.json", "0.6666666666666666", "0.6666666666666667"),
+        ("expected_judge_reject_result.json", '"rejecttt": 2', '"rejecttt": 3'),
     ],
 )
 def test_demo_detects_a_wrong_expected_output(tmp_path, name, old, new):
+    from rageval_min.cli import _COMMANDS
+
     samples = tmp_path / "gold_samples"
-    shutil.copytree(os.path.join(ROOT, "gold_samples"), samples)
+    shutil.copytree(os.path.join(ROOT, "gold_samples", "rgb"), samples / "rgb")
+    # the other families get one trivial passing case, so only rgb's samples are under test here
+    version = run_cli(["--version"]).out
+    for fam in _COMMANDS:
+        if fam != "rgb":
+            (samples / fam).mkdir()
+            (samples / fam / "version.txt").write_text(version, encoding="utf-8")
+            (samples / fam / "cases.json").write_text(
+                json.dumps([{"name": "version", "argv": ["--version"], "expected": "version.txt"}]), encoding="utf-8"
+            )
+    r = run_cli(["demo", "--samples", str(samples)])
+    assert r.code == 0, r.out + r.err
     exp = samples / "rgb" / name
     text = exp.read_text(encoding="utf-8")
     assert old in text
