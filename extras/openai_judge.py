@@ -13,7 +13,7 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from rageval_min.errors import ScoringError
-from rageval_min.judges import DEFAULT_TIMEOUT, JudgeError, _messages
+from rageval_min.judges import DEFAULT_TIMEOUT, JudgeError, chat_messages
 
 from ._common import missing_extra
 
@@ -72,7 +72,7 @@ class OpenAIJudge:
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
         openai = self._openai
-        messages, rest = _messages(prompt, params)
+        messages, rest = chat_messages(prompt, params)
         try:
             resp = self._client.chat.completions.create(
                 model=self.model, messages=messages, timeout=self.timeout, **rest

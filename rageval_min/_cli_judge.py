@@ -12,19 +12,28 @@ from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
 
 from ._extras import load_extra
 from ._report import Report
+from .errors import ScoringError
 from .judges import (
     DEFAULT_ABORT_AFTER,
     DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
+    MAX_CONCURRENCY,
+    MAX_MAX_RESPONSE_BYTES,
+    MAX_RETRIES,
+    MAX_TIMEOUT,
+    MIN_MAX_RESPONSE_BYTES,
     EmbeddingScorer,
     JudgeRunner,
+    ReplayJudge,
     judge_from_spec,
     templates_from_args,
 )
 
 __all__ = [
     "add_bertscore_options",
+    "check_text",
     "add_judge_options",
     "judge_from_args",
     "judge_model",
@@ -53,7 +62,33 @@ def _checked(convert: Callable[[str], _N], kind: str, ok: Callable[[_N], bool], 
 
 _positive_int = _checked(int, "an integer", lambda v: v >= 1, "must be at least 1")
 _nonneg_int = _checked(int, "an integer", lambda v: v >= 0, "must be >= 0")
-_positive_float = _checked(float, "a number", lambda v: v > 0, "must be > 0")
+_concurrency = _checked(
+    int, "an integer", lambda v: 1 <= v <= MAX_CONCURRENCY, f"must be between 1 and {MAX_CONCURRENCY}"
+)
+_retries = _checked(int, "an integer", lambda v: 0 <= v <= MAX_RETRIES, f"must be between 0 and {MAX_RETRIES}")
+_timeout = _checked(
+    float,
+    "a number",
+    lambda v: 0 < v <= MAX_TIMEOUT,  # False for nan; inf is above the bound
+    f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]",
+)
+_response_bytes = _checked(
+    int,
+    "an integer",
+    lambda v: MIN_MAX_RESPONSE_BYTES <= v <= MAX_MAX_RESPONSE_BYTES,
+    f"must be between {MIN_MAX_RESPONSE_BYTES} and {MAX_MAX_RESPONSE_BYTES}",
+)
+
+
+def check_text(value: Optional[str], option: str) -> Optional[str]:
+    """``value`` if it is valid text; a ScoringError for bytes that were not UTF-8 on the command line."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ScoringError(f"{option}: not valid UTF-8 text") from None
+    return value
 
 
 def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -68,21 +103,33 @@ def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True)
     g.add_argument("--judge-model", metavar="NAME", help="model name sent to the server (required for http judges)")
     g.add_argument("--judge-cache", metavar="FILE", help="JSONL answer cache: reused, appended, survives a kill")
     g.add_argument(
-        "--concurrency", type=_positive_int, default=1, metavar="N", help="judge calls in flight (default 1)"
+        "--concurrency",
+        type=_concurrency,
+        default=1,
+        metavar="N",
+        help=f"judge calls in flight (default 1, at most {MAX_CONCURRENCY})",
     )
     g.add_argument(
         "--judge-timeout",
-        type=_positive_float,
+        type=_timeout,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})",
+        help=f"total time of one call, connecting to last byte (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g})",
     )
     g.add_argument(
         "--judge-retries",
-        type=_nonneg_int,
+        type=_retries,
         default=DEFAULT_RETRIES,
         metavar="N",
-        help=f"retries on 429/5xx/timeouts, exponential backoff (default {DEFAULT_RETRIES})",
+        help=f"retries on 429/5xx/timeouts, exponential backoff (default {DEFAULT_RETRIES}, at most {MAX_RETRIES})",
+    )
+    g.add_argument(
+        "--judge-max-response-bytes",
+        type=_response_bytes,
+        default=DEFAULT_MAX_RESPONSE_BYTES,
+        metavar="N",
+        help=f"largest HTTP response read; a larger one is a failed call (default {DEFAULT_MAX_RESPONSE_BYTES}, "
+        f"{MIN_MAX_RESPONSE_BYTES}..{MAX_MAX_RESPONSE_BYTES})",
     )
     g.add_argument(
         "--judge-abort-after",
@@ -96,6 +143,12 @@ def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True)
         metavar="VAR",
         help=f"environment variable holding the API key (default {DEFAULT_API_KEY_ENV} for http, "
         "OPENAI_API_KEY for openai:)",
+    )
+    g.add_argument(
+        "--judge-pass-env",
+        action="store_true",
+        help=f"let a cmd: judge program see the API key variables ({DEFAULT_API_KEY_ENV}, OPENAI_API_KEY and "
+        "--judge-api-key-env); they are removed from its environment by default",
     )
     g.add_argument(
         "--judge-template",
@@ -112,15 +165,23 @@ def judge_from_args(
     stderr: Optional[TextIO] = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> JudgeRunner:
-    """Build the :class:`JudgeRunner` that the options of :func:`add_judge_options` describe."""
+    """Build the :class:`JudgeRunner` that the options of :func:`add_judge_options` describe.
+
+    What was recovered from a damaged judge cache (a byte-order mark, lines of
+    NUL bytes, an unfinished last line) is said on ``stderr``, one note a line.
+    """
+    for value, option in ((args.judge, "--judge"), (args.judge_model, "--judge-model")):
+        check_text(value, option)
     judge = judge_from_spec(
         args.judge,
         model=args.judge_model,
         timeout=args.judge_timeout,
         api_key_env=args.judge_api_key_env,
+        max_response_bytes=getattr(args, "judge_max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
+        pass_env=bool(getattr(args, "judge_pass_env", False)),
     )
     templates = templates_from_args(args.judge_template, steps)
-    return JudgeRunner(
+    runner = JudgeRunner(
         judge,
         cache_path=args.judge_cache,
         concurrency=args.concurrency,
@@ -130,6 +191,14 @@ def judge_from_args(
         sleep=sleep,
         templates=templates,
     )
+    err = stderr if stderr is not None else sys.stderr
+    found = [(args.judge_cache, runner.cache.notes if runner.cache is not None else [])]
+    if isinstance(judge, ReplayJudge):
+        found.append((judge.path, judge.notes))
+    for path, notes in found:
+        for note in notes:
+            err.write(f"rageval-min: note: judge cache {path}: {note}\n")
+    return runner
 
 
 def add_bertscore_options(parser: argparse.ArgumentParser) -> None:

@@ -7,20 +7,24 @@ the cache, retries, concurrency and replay work exactly as in a family's
 
 import argparse
 import json
+import math
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import _cli_judge, judges
-from ._cli_common import CliIO, emit_report, gold_samples_dir
+from ._cli_common import CliIO, emit_report, prepare
 from ._io import Problems, atomic_writer, iter_records, read_text
-from ._report import FORMATS, Report, render_text
+from ._report import FORMATS, Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .gates import GateOutcome
 
-__all__ = ["register", "run", "demo", "compute"]
+__all__ = ["register", "run", "compute", "parse_params", "read_prompts", "Prompts", "METRICS"]
 
 REF = "rageval-min/judges@none"
+
+#: The gateable metrics of ``judge run``.
+METRICS = ("judge_calls", "judge_cache_hits", "judge_failures", "judge_unparseable", "judge_skipped")
 
 
 def register(sub: Any) -> None:
@@ -97,10 +101,17 @@ def parse_params(values: List[str], system: Optional[str]) -> Dict[str, Any]:
             raise ScoringError(f"--param {key}: set it with --judge-model / --system instead")
         try:
             out[key] = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             out[key] = raw
     if system is not None:
         out["system"] = system
+    _cli_judge.check_text(system, "--system")
+    try:
+        json.dumps(out, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ScoringError("--param: not valid UTF-8 text (a lone surrogate or undecodable bytes)") from None
+    except ValueError:
+        raise ScoringError("--param: NaN and Infinity are not JSON numbers; give a finite number") from None
     return out
 
 
@@ -111,8 +122,24 @@ def _load_template(values: Optional[List[str]]) -> Optional[judges.PromptTemplat
         raise ScoringError("judge run takes one --judge-template")
     path = values[0]
     text = read_text(path, what="judge template")
-    fields = sorted({m.group(1) for m in judges._FIELD_RE.finditer(text) if m.group(1)})
-    return judges.PromptTemplate(text, fields, source=path)
+    return judges.PromptTemplate(text, judges.template_fields(text), source=path)
+
+
+def _non_finite_field(value: Any, where: str = "") -> Optional[str]:
+    """The path of the first non-finite number in a record (``None`` when there is none)."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where or "(value)")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _non_finite_field(v, f"{where}.{k}" if where else str(k))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _non_finite_field(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
 
 
 class Prompts(NamedTuple):
@@ -138,6 +165,12 @@ def read_prompts(
     out = Prompts([], [], [])
     problems = Problems()
     for line, rec in iter_records(path):
+        bad = _non_finite_field(rec)
+        if bad is not None:
+            problems.add(
+                "a number that overflows a float (or NaN) cannot be written back", path=path, line=line, field=bad
+            )
+            continue
         rid = rec.get(id_field, line)
         prompt: Optional[str]
         if template is not None:
@@ -206,7 +239,7 @@ def compute(
             ("judge", judge.identity),
             ("judge_model", getattr(judge, "model", "") or "none"),
             ("judge_template", template.signature_value if template is not None else "none"),
-            ("params", judges._canonical(params)),
+            ("params", judges.canonical_json(params)),
         ],
     )
     stats = res.stats
@@ -225,7 +258,27 @@ def compute(
     return report, rows
 
 
+def _check_stats_path(args: argparse.Namespace) -> None:
+    """Refuse a ``--stats`` path that names the input, the answers file or the judge cache."""
+    if not args.stats or args.stats == "-":
+        return
+    for label, other in (("--input", args.input), ("--output", args.output), ("--judge-cache", args.judge_cache)):
+        if other and other != "-" and _same_file(args.stats, other):
+            raise ScoringError(f"--stats {args.stats} names the same file as {label} {other}; refusing to overwrite it")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
 def run(args: argparse.Namespace, io: CliIO) -> int:
+    # --output is the answers file (a data stream); the stats report goes to --stats or stdout.
+    prepare(args, inputs=[args.input], metric_names=METRICS)
+    _check_stats_path(args)
+    stats_ns = argparse.Namespace(format=args.format, output=[args.stats] if args.stats else [], gate=args.gate)
     template = _load_template(args.judge_template)
     args.judge_template = None  # the generic command renders the template itself
     params = parse_params(args.param, args.system)
@@ -238,21 +291,4 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     with atomic_writer(args.output) as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    ns = argparse.Namespace(format=args.format, output=args.stats, gate=args.gate)
-    return emit_report(report, ns, io)
-
-
-def demo(io: CliIO) -> str:
-    base = gold_samples_dir("judge")
-    data = read_prompts(os.path.join(base, "prompts.jsonl"))
-    judge = judges.ReplayJudge(os.path.join(base, "cache.jsonl"))
-    runner = judges.JudgeRunner(judge, progress=None)
-    report, rows = compute(runner, data, params={"temperature": 0}, template=None)
-    with open(os.path.join(base, "expected_answers.jsonl"), encoding="utf-8") as fh:
-        expected = [json.loads(line) for line in fh if line.strip()]
-    if rows != expected:
-        raise ScoringError("replayed answers differ from expected_answers.jsonl", path=base)
-    return (
-        render_text(report, ())
-        + "(replayed offline from gold_samples/judge/cache.jsonl; matches expected_answers.jsonl)\n"
-    )
+    return emit_report(report, stats_ns, io)
