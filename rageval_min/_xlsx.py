@@ -460,7 +460,7 @@ class _Sheet(_StringItems):
             self.cell_index = -1
         elif index == self.row_index:
             if self.row_error is not None:
-                raise ScoringError(f"<row r=...>: {self.row_error}")
+                raise ScoringError(self.row_error)
             self.rows[self.row] = self.cells
             self.next_row = self.row + 1
             self.row_index = -1
