@@ -37,7 +37,8 @@ status 2 from the CLI, never an internal error:
   allows); encrypted members, bad CRCs, truncated or invalid deflate data, a
   file that is not a zip and missing parts are refused.
 * **XML**: malformed XML and any ``<!DOCTYPE`` (hence any ``<!ENTITY``
-  declaration: "billion laughs", external entities) are refused.
+  declaration: "billion laughs", external entities) are refused, and so is
+  element nesting deeper than :data:`MAX_DEPTH` (256) levels.
 * **Grid**: row numbers must be integers in 1..:data:`MAX_ROWS` (1,048,576)
   and columns within ``A``..``XFD`` (:data:`MAX_COLS`, 16,384), the format's
   limits; a cell reference beyond them (``XFE1``, ``A1048577``) is refused.
@@ -89,6 +90,8 @@ RATIO_FLOOR_BYTES = 1024 * 1024
 DENSE_FLOOR_CELLS = 1024 * 1024
 #: ... or this many times the number of stored cells (and rows), if larger.
 MAX_EXPANSION = 16
+#: Deepest element nesting accepted in a part (a worksheet needs about 7).
+MAX_DEPTH = 256
 #: Longest integer literal converted (CPython's default ``int`` digit limit).
 _MAX_INT_DIGITS = 4300
 _CHUNK = 64 * 1024
@@ -160,6 +163,8 @@ class _Handler:
     def start(self, name: str, attrs: Dict[str, str]) -> None:
         if self._cap is not None and len(self.stack) == self._cap_depth:
             self._cap_blocked = True  # a child: later text is its tail, not our text
+        if len(self.stack) >= MAX_DEPTH:
+            raise ScoringError(f"XML elements nested deeper than {MAX_DEPTH} levels")
         self.stack.append(name)
         self.on_start(name, attrs)
 

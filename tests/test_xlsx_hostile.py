@@ -5,12 +5,16 @@ input error (:class:`ScoringError`, exit 2) quickly and with little memory.
 """
 
 import io
+import json
+import os
 import struct
+import subprocess
+import sys
 import tracemalloc
 import zipfile
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 from rageval_min import _xlsx
 from rageval_min._xlsx import read_xlsx_records, read_xlsx_rows, sheet_names
@@ -371,3 +375,44 @@ def test_cli_pairwise_score_exits_2_with_one_line(tmp_path, data, needle):
     lines = r.err.splitlines()
     assert len(lines) == 1, r.err
     assert path in lines[0] and needle in lines[0] and "Traceback" not in r.err
+
+
+def test_deep_nesting_is_refused(tmp_path):
+    sheet = f'<worksheet xmlns="{NS}">' + "<a>" * 100000 + "</a>" * 100000 + "</worksheet>"
+    path = _write(tmp_path, _zip({SHEET: sheet}))
+    _, peak = _refused_peak(path, SHEET, "nested deeper than 256 levels")
+    assert peak < 8 * MiB, peak
+
+
+def test_subprocess_peak_rss_stays_small(tmp_path):
+    """The real CLI in a fresh process: exit 2, one stderr line, small peak RSS."""
+    resource = pytest.importorskip("resource")
+    bombs = {
+        "grid.xlsx": _zip({SHEET: _sheet_xml('<row r="1000000000"><c r="A1000000000"><v>1</v></c></row>')}),
+        "xfd.xlsx": _zip({SHEET: _sheet_xml('<row r="1048576"><c r="XFD1048576"><v>1</v></c></row>')}),
+        "ratio.xlsx": _zip({SHEET: _sheet_xml("<row><c/></row>" * (8 * MiB // 15))}),
+    }
+    paths = [_write(tmp_path, data, name=name) for name, data in bombs.items()]
+    script = (
+        "import io, json, resource, sys\n"
+        "from rageval_min.cli import main\n"
+        "out = []\n"
+        "for p in sys.argv[1:]:\n"
+        "    err = io.StringIO()\n"
+        "    code = main(['pairwise', 'score', '--record', p, '--nopt', '2', '--refm', 'r'],"
+        " stdout=io.StringIO(), stderr=err)\n"
+        "    out.append([code, err.getvalue()])\n"
+        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print(json.dumps({'runs': out, 'rss': rss * (1 if sys.platform == 'darwin' else 1024)}))\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(
+        [sys.executable, "-c", script] + paths, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    for path, (code, err) in zip(paths, report["runs"]):
+        assert code == 2, err
+        assert len(err.splitlines()) == 1 and path in err, err
+    assert resource and report["rss"] < 200 * MiB, report["rss"]
