@@ -2,7 +2,7 @@
 
 import argparse
 import json
-from typing import Any, List
+from typing import Any, Callable, List, Optional
 
 from . import rouge
 from ._cli_common import (
@@ -17,6 +17,7 @@ from ._cli_common import (
 )
 from ._contract import ItemRow
 from ._io import open_output
+from ._report import Report
 from .errors import ScoringError
 from .gates import evaluate_gates
 
@@ -84,10 +85,20 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     tokenizer = _tokenizer(args)
     if args.backend == "rouge-score" and tokenizer != "reference":
         raise ScoringError("the rouge-score backend has no unicode tokenizer", field="--backend")
-    options = dict(rouge_types=types, use_stemmer=args.use_stemmer, tokenizer=tokenizer, backend=args.backend)
+
+    def score(on_item: Optional[Callable[[ItemRow], None]]) -> Report:
+        return rouge.score_file(
+            args.input,
+            rouge_types=types,
+            use_stemmer=args.use_stemmer,
+            tokenizer=tokenizer,
+            backend=args.backend,
+            on_item=on_item,
+        )
+
     if args.summary:
         with item_sink(args.per_item) as on_item:
-            report = rouge.score_file(args.input, on_item=on_item, **options)
+            report = score(on_item)
         return emit_report(report, args, io)
     if args.format != "json":
         raise ScoringError("--format applies to --summary; without it the output is JSON Lines", field="--format")
@@ -100,7 +111,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
                 sink(row)
             write(json.dumps(rouge.reference_json(row, types), ensure_ascii=False) + "\n")
 
-        report = rouge.score_file(args.input, on_item=on_item, **options)
+        report = score(on_item)
     failed = [o for o in evaluate_gates(gates, report.metrics) if o.passed is False]
     for o in failed:
         io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")

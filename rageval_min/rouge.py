@@ -107,6 +107,7 @@ __all__ = [
     "RougeAccumulator",
     "Score",
     "TOKENIZERS",
+    "UNICODE_VARIANT",
     "VARIANTS",
     "check_record",
     "check_variants",
