@@ -28,7 +28,7 @@ __all__ = ["FORMATS", "Report", "overall_pass", "render"]
 
 Number = Union[int, float]
 
-FORMATS = ("json", "text", "markdown", "junit")
+FORMATS = ("json", "text", "markdown", "junit", "html")
 
 
 class Report(NamedTuple):
@@ -209,6 +209,13 @@ def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    """A self-contained HTML page (rendered by :mod:`rageval_min._html`, imported only for this format)."""
+    from ._html import render_html as _render
+
+    return _render(report, outcomes)
+
+
 Formatter = Callable[[Report, Sequence[GateOutcome]], str]
 
 _RENDERERS: Dict[str, Formatter] = {
@@ -216,6 +223,7 @@ _RENDERERS: Dict[str, Formatter] = {
     "text": render_text,
     "markdown": render_markdown,
     "junit": render_junit,
+    "html": render_html,
 }
 
 
