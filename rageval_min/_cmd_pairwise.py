@@ -1,18 +1,37 @@
-"""``rageval-min pairwise``: DevBench SubEval pairwise judge (prompts, score)."""
+"""``rageval-min pairwise``: DevBench SubEval pairwise judge (prompts, score, judge).
+
+Thin handlers: the records are read, validated and scored by
+:mod:`rageval_min.pairwise`; this module parses options, writes the outputs
+and, for ``pairwise judge``, runs the judge between building the comparisons
+and scoring them.
+"""
 
 import argparse
 import csv
 import io as _stdio
 import json
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import pairwise
-from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
+from . import _cli_judge, judges, pairwise
+from ._cli_common import (
+    CliIO,
+    add_records_option,
+    add_report_options,
+    emit_report,
+    item_sink,
+    prepare,
+    selected_variants,
+    stream_output_path,
+)
 from ._extras import load_extra, pip_hint
 from ._io import atomic_writer, open_output, read_text
-from ._report import Report, render_text
 from .errors import ScoringError
+from .gates import check_gate_names
+
+#: The reference's judge call settings (one user message, temperature 0).  The reference's
+#: max_tokens is min(1024, context window - prompt tokens); 1024 is sent here (no tokenizer).
+PAIRWISE_PARAMS: Dict[str, Any] = {"temperature": 0, "max_tokens": 1024}
 
 
 def register(sub: Any) -> None:
@@ -77,7 +96,7 @@ def register(sub: Any) -> None:
         choices=["strict_ids"],
         help="strict_ids: reject ';' inside index or model names",
     )
-    pr.set_defaults(func=run_prompts)
+    pr.set_defaults(func=run_prompts, format=None)
 
     sc = psub.add_parser(
         "score",
@@ -118,7 +137,7 @@ def register(sub: Any) -> None:
         type=int,
         default=5,
         metavar="N",
-        help="error out when N or more judge calls failed (default: 5, the reference's)",
+        help="error out when N (at least 1) or more judge calls failed (default: 5, the reference's)",
     )
     sc.add_argument(
         "--judge-template",
@@ -132,12 +151,58 @@ def register(sub: Any) -> None:
         "consistent_cmp.tsv/inconsistent_cmp.tsv, win+halfdraw.xlsx, "
         "win+bothgood.xlsx, win_rate_with_tie.csv, win_rate_without_tie.csv",
     )
-    add_report_options(sc, variants=pairwise.VARIANTS)
+    add_report_options(sc, variants=pairwise.VARIANTS, per_item=True)
     sc.set_defaults(func=run_score)
 
-    from ._judge_families import register_pairwise_judge
+    _register_judge(psub)
 
-    register_pairwise_judge(psub)
+
+def _register_judge(psub: Any) -> None:
+    """``pairwise judge``: prompts, the judge and score in one run."""
+    j = psub.add_parser(
+        "judge",
+        help="build every comparison (both orders), ask the judge, score the win rates",
+        description="pairwise prompts + a judge + pairwise score in one run. Exact matches are never "
+        "sent; a call that still fails after the retries is recorded as the reference's "
+        f"'{pairwise.FAIL_MESSAGE}' and counted by --failure-limit as the reference does. "
+        "The judged record (comparison columns + the judge column) is written to --records; "
+        "--output is the report. Every option, the table and the gates are checked before the first call.",
+    )
+    j.add_argument("--input", required=True, metavar="TABLE", help="input table: .xlsx, .csv, .tsv, .jsonl or .json")
+    j.add_argument("--refm", required=True, metavar="MODEL", help="the reference model")
+    j.add_argument(
+        "--model", action="append", default=None, metavar="MODEL", help="model to compare with refm; repeatable"
+    )
+    j.add_argument("--nopt", type=int, choices=(2, 3, 4), default=2, help="answer options in the prompt (default: 2)")
+    j.add_argument(
+        "--mode",
+        choices=("dual", "random"),
+        default="dual",
+        help="dual: both orders (default); random: one drawn order",
+    )
+    j.add_argument("--seed", type=int, default=2680, help="seed of random mode (default: 2680)")
+    j.add_argument(
+        "--judge-column", default="judge", metavar="NAME", help="name of the judge column in --records (default: judge)"
+    )
+    j.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        choices=list(pairwise.EXTRAS),
+        metavar="NAME",
+        help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS),
+    )
+    j.add_argument(
+        "--failure-limit",
+        type=int,
+        default=5,
+        metavar="N",
+        help="error out when N (at least 1) or more judge calls failed (default: 5, the reference's)",
+    )
+    add_records_option(j, what="the judged record (comparison columns + the judge column)")
+    _cli_judge.add_judge_options(j)
+    add_report_options(j, variants=pairwise.VARIANTS, per_item=True)
+    j.set_defaults(func=run_judge)
 
 
 # --------------------------------------------------------------------------- prompts
@@ -149,26 +214,39 @@ def _read_template(path: Optional[str]) -> Optional[str]:
     return pairwise.load_template(read_text(path, what="judge template"), path=path)
 
 
+def _comparisons(args: argparse.Namespace, variants: Sequence[str]) -> Tuple[List[pairwise.Comparison], List[str]]:
+    """The comparisons of ``--input`` (every row checked) and the notes about the table."""
+    rows = [r for _, r in pairwise.read_table(args.input)]
+    diags: List[str] = []
+    try:
+        comps = pairwise.build_comparisons(
+            rows,
+            refm=args.refm,
+            models=args.model,
+            mode=args.mode,
+            seed=args.seed,
+            strict_ids="strict_ids" in variants,
+            diagnostics=diags,
+        )
+    except ScoringError as exc:
+        if exc.path is None:
+            raise ScoringError(exc.msg, path=args.input, field=exc.field, record=exc.record) from None
+        raise
+    return comps, diags
+
+
 def run_prompts(args: argparse.Namespace, io: CliIO) -> int:
+    prepare(args, inputs=[args.input, args.judge_template])
+    out_path = stream_output_path(args)
     if args.dump_template:
-        with open_output(args.output, io.stdout) as fh:
+        with open_output(out_path, io.stdout) as fh:
             fh.write(pairwise.builtin_template(args.nopt))
         return 0
     template = _read_template(args.judge_template)
-    rows = [r for _, r in pairwise.read_table(args.input)]
-    diags: List[str] = []
-    comps = pairwise.build_comparisons(
-        rows,
-        refm=args.refm,
-        models=args.model,
-        mode=args.mode,
-        seed=args.seed,
-        strict_ids="strict_ids" in (args.variant or []),
-        diagnostics=diags,
-    )
+    comps, diags = _comparisons(args, pairwise.check_variants(args.variant or []))
     n_em = sum(1 for c in comps if c.exact_match)
-    with open_output(args.output, io.stdout) as fh:
-        if args.output and args.output.lower().endswith(".tsv"):
+    with open_output(out_path, io.stdout) as fh:
+        if out_path and out_path.lower().endswith(".tsv"):
             pairwise.infer_input_tsv(comps, fh)
         else:
             for c in comps:
@@ -193,40 +271,10 @@ def load_token_length() -> Callable[[str], int]:
     return fn()
 
 
-def compute(
-    record: str,
-    *,
-    nopt: int,
-    refm: Optional[str] = None,
-    judge_column: Optional[str] = None,
-    variants: Sequence[str] = (),
-    extras: Sequence[str] = (),
-    lengths: str = "chars",
-    failure_limit: int = 5,
-    judge_template: Optional[str] = None,
-) -> Tuple[Report, pairwise.PairwiseResult]:
-    recs = [r for _, r in pairwise.read_table(record)]
-    length = load_token_length() if lengths == "tokens" else None
-    res = pairwise.score(
-        recs,
-        nopt=nopt,
-        refm=refm,
-        judge_column=judge_column,
-        variants=variants,
-        extras=extras,
-        length=length,
-        length_unit=lengths,
-        failure_cnt=failure_limit,
-        judge_template=judge_template,
-    )
-    report = Report(
-        family="pairwise",
-        signature=res.signature,
-        result=res.result,
-        metrics=dict(res.metrics),
-        diagnostics=list(res.diagnostics),
-    )
-    return report, res
+def _check_failure_limit(n: int) -> int:
+    if n < 1:
+        raise ScoringError(f"--failure-limit must be at least 1, got {n}")
+    return n
 
 
 def _pretty(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -248,7 +296,7 @@ def _pretty(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(body)
 
 
-def write_output_dir(directory: str, res: pairwise.PairwiseResult, report: Report) -> List[str]:
+def write_output_dir(directory: str, res: pairwise.PairwiseResult) -> List[str]:
     """Write the reference's output files into ``directory``; returns the names written."""
     from ._xlsx import write_xlsx
 
@@ -319,65 +367,99 @@ def write_output_dir(directory: str, res: pairwise.PairwiseResult, report: Repor
 
 
 def run_score(args: argparse.Namespace, io: CliIO) -> int:
+    gates = prepare(args, inputs=[args.record, args.judge_template])
+    variants = pairwise.check_variants(selected_variants(args))
+    failure_limit = _check_failure_limit(args.failure_limit)
     template = _read_template(args.judge_template)
-    report, res = compute(
-        args.record,
-        nopt=args.nopt,
-        refm=args.refm,
-        judge_column=args.judge_column,
-        variants=selected_variants(args),
-        extras=sorted(set(args.extra or [])),
-        lengths=args.lengths,
-        failure_limit=args.failure_limit,
-        judge_template=template,
-    )
+    length = load_token_length() if args.lengths == "tokens" else None
+    with item_sink(args.per_item) as on_item:
+        res = pairwise.score_record_file(
+            args.record,
+            nopt=args.nopt,
+            refm=args.refm,
+            judge_column=args.judge_column,
+            variants=variants,
+            extras=args.extra or [],
+            length=length,
+            lengths=args.lengths,
+            failure_limit=failure_limit,
+            judge_template=template,
+            on_item=on_item,
+        )
+    check_gate_names(gates, res.report.metrics)
     if args.output_dir:
-        write_output_dir(args.output_dir, res, report)
-    return emit_report(report, args, io)
+        write_output_dir(args.output_dir, res)
+    return emit_report(res.report, args, io)
 
 
-# --------------------------------------------------------------------------- demo
+# --------------------------------------------------------------------------- judge
 
 
-def check_against_expected(result: Mapping[str, Any], expected: Mapping[str, Any]) -> List[str]:
-    """Differences between a score result and a reference ``expected_values.json``
-    (old tables compared as maps by model, new rates as maps, log lines exactly)."""
-    problems: List[str] = []
-    if pairwise.log_lines(result["counts"]) != expected["log_lines"]:
-        problems.append("log lines differ")
-    for name, et in expected["old_version"].items():
-        got = result["old_version"][name]
-        if got["columns"] != et["columns"]:
-            problems.append(f"{name}: columns differ")
-        g: Dict[str, Any] = {r[0]: r[1:] for r in got["rows"]}
-        e: Dict[str, Any] = {r[0]: r[1:] for r in et["rows"]}
-        if g != e:
-            problems.append(f"{name}: rows differ")
-    if isinstance(expected["new_version"], dict):
-        for k, ev in expected["new_version"].items():
-            gv = result["new_version"][k]
-            if dict(gv) != ev or any(type(gv[x]) is not type(ev[x]) for x in ev):
-                problems.append(f"new_version {k} differs")
-    return problems
+def _one_template(values: Optional[List[str]]) -> Optional[str]:
+    if not values:
+        return None
+    if len(values) > 1:
+        raise ScoringError("give one --judge-template FILE")
+    return values[0]
 
 
-def demo(io: CliIO) -> str:
-    base = gold_samples_dir("pairwise")
-    report, res = compute(
-        os.path.join(base, "record_fakejudge_2.tsv"), nopt=2, refm="ref", extras=("unparseable_share",)
-    )
-    with open(os.path.join(base, "expected_values.json"), encoding="utf-8") as fh:
-        expected = json.load(fh)
-    problems = check_against_expected(res.result, expected)
-    if problems:
-        raise ScoringError("output differs from expected_values.json: " + "; ".join(problems), path=base)
-    shown = {
-        k: v
-        for k, v in report.metrics.items()
-        if ";" not in k or k.startswith("with_tie;") or (k.startswith("win+halfdraw;") and k.endswith(";Overall-lang"))
-    }
-    brief = report._replace(metrics=shown)
-    return (
-        render_text(brief, ()) + "(log lines, old-version tables and new-version rates match "
-        "gold_samples/pairwise/expected_values.json)\n"
-    )
+def _write_jsonl(path: str, rows: List[Dict[str, Any]]) -> None:
+    with atomic_writer(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def run_judge(args: argparse.Namespace, io: CliIO) -> int:
+    template_path = _one_template(args.judge_template)
+    gates = prepare(args, inputs=[args.input, template_path])
+    variants = pairwise.check_variants(selected_variants(args))
+    extras = pairwise.check_extras(args.extra or [])
+    failure_limit = _check_failure_limit(args.failure_limit)
+    template = _read_template(template_path)
+    comps, diags = _comparisons(args, variants)
+    names = pairwise.possible_metric_names(comps, refm=args.refm, extras=extras)
+    check_gate_names(gates, names + list(judges.JudgeStats().as_metrics()))
+    prompts: List[Tuple[int, str]] = [
+        (i, pairwise.render_prompt(c, nopt=args.nopt, template=template))
+        for i, c in enumerate(comps)
+        if not c.exact_match
+    ]
+    nopt = args.nopt
+
+    def parse(answer: str) -> Any:
+        choice = pairwise.extract_choice(answer, nopt=nopt)
+        if choice is None:
+            raise judges.UnparseableAnswer(None)
+        return choice
+
+    args.judge_template = None  # the template is the family's, not a judge step's
+    runner = _cli_judge.judge_from_args(args, stderr=io.stderr)
+    try:
+        res = runner.run([p for _, p in prompts], params=PAIRWISE_PARAMS, parse=parse, label="pairwise judge")
+    finally:
+        runner.close()
+    records: List[Dict[str, Any]] = []
+    for c in comps:
+        rec: Dict[str, Any] = dict(c.as_record())
+        rec[args.judge_column] = pairwise.EM_MARKER if c.exact_match else None
+        records.append(rec)
+    for k, (i, _) in enumerate(prompts):
+        answer = res.answers[k]
+        records[i][args.judge_column] = pairwise.FAIL_MESSAGE if answer is None else answer
+    _write_jsonl(args.records, records)
+    with item_sink(args.per_item) as on_item:
+        scored = pairwise.score(
+            records,
+            nopt=args.nopt,
+            refm=args.refm,
+            judge_column=args.judge_column,
+            variants=variants,
+            extras=extras,
+            failure_cnt=failure_limit,
+            judge_template=template,
+            judge_model=_cli_judge.judge_model(runner),
+            command="judge",
+            notes=diags,
+            on_item=on_item,
+        )
+    return emit_report(_cli_judge.with_judge_stats(scored.report, runner), args, io)

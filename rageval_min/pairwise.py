@@ -136,6 +136,7 @@ __all__ = [
     "score",
     "score_record_file",
     "score_file",
+    "possible_metric_names",
 ]
 
 FAMILY = "pairwise"
@@ -1724,3 +1725,40 @@ def score_file(
         judge_template=judge_template,
         on_item=on_item,
     ).report
+
+
+def possible_metric_names(comparisons: Sequence[Comparison], *, refm: str, extras: Sequence[str] = ()) -> List[str]:
+    """Every gateable name a report on judged ``comparisons`` can have.
+
+    A superset: which models, tasks and rate keys the report holds depends on
+    the judge's answers (only consistent rows enter the old tables), but no
+    name outside this list can appear, so a ``--gate`` naming one is an error
+    before any judge call.
+    """
+    extras = check_extras(extras)
+    names = ["total", "failed", "non_exact", "extracted", "extraction_rate", "consistent", "consistency_rate"]
+    models: List[str] = []
+    tasks: Set[str] = set()
+    keys: Set[str] = set()
+    for c in comparisons:
+        for m in (c.A, c.B):
+            if m not in models:
+                models.append(m)
+        for piece in (c.task or "").split(", "):
+            if piece:
+                tasks.add(piece)
+        metric = _metric_of(c.cmp_index.split(";")[0])
+        keys.update(k for k in (f"{metric};{c.A};{c.B}", f"{metric};{c.B};{c.A}") if refm in k)
+    columns = ["Overall-lang", "EN"] + sorted({t.split("-")[0] for t in tasks}) + sorted(tasks)
+    others = sorted(m for m in models if m != refm)
+    names += [f"{table};{m};{col}" for table in ("win+halfdraw", "win+bothgood") for m in others for col in columns]
+    names += [f"{rates};{k}" for rates in ("with_tie", "without_tie") for k in sorted(keys)]
+    for m in models:
+        names += [f"length_mean;{m}", f"length_std;{m}"]
+    if "conservative_win_rate" in extras:
+        names += [f"conservative_{k};{m}" for m in others for k in ("win_rate", "win_rate_adjusted")]
+    if "per_model_consistency" in extras:
+        names += [f"consistency_rate;{m}" for m in others]
+    if "unparseable_share" in extras:
+        names.append("unparseable_share")
+    return names

@@ -64,7 +64,7 @@ def test_pairwise_judge_subcommand_live_equals_replay(server, tmp_path):
             table,
             "--refm",
             "ref",
-            "--output",
+            "--records",
             live,
             "--judge",
             server.base_url,
@@ -84,7 +84,7 @@ def test_pairwise_judge_subcommand_live_equals_replay(server, tmp_path):
     assert all(r["body"]["temperature"] == 0 and r["body"]["max_tokens"] == 1024 for r in server.requests)
     server.__exit__()
     code, out2, err = _family_judge(
-        "pairwise", ["--input", table, "--refm", "ref", "--output", replay, "--judge", "replay:" + cache]
+        "pairwise", ["--input", table, "--refm", "ref", "--records", replay, "--judge", "replay:" + cache]
     )
     assert code == 0, err
     assert json.loads(out2) == rep
@@ -101,7 +101,18 @@ def test_pairwise_judge_failed_call_is_the_reference_fail_message(server, tmp_pa
     server.faults = ["400"]  # the first comparison (p1;ref;m1) fails
     original = server.answer
     server.answer = lambda prompt, body: "Choice:B (no space)" if "schema" in prompt else original(prompt, body)
-    argv = ["--input", table, "--refm", "ref", "--output", out, "--judge", server.base_url, "--judge-model", "scripted"]
+    argv = [
+        "--input",
+        table,
+        "--refm",
+        "ref",
+        "--records",
+        out,
+        "--judge",
+        server.base_url,
+        "--judge-model",
+        "scripted",
+    ]
     code, text, err = _family_judge("pairwise", argv)
     assert code == 0, err
     rep = json.loads(text)

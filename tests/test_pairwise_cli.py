@@ -5,10 +5,9 @@ import json
 import os
 
 import pytest
-from conftest import DATA, run_cli, run_subprocess
+from conftest import DATA, ROOT, run_cli, run_subprocess
 
 from rageval_min import pairwise as pw
-from rageval_min._cmd_pairwise import check_against_expected
 from rageval_min._xlsx import read_xlsx_rows
 
 PW = os.path.join(DATA, "pairwise")
@@ -30,6 +29,26 @@ SHIPPED_ORDER = [
     "deepseek-coder-33b-instruct",
     REFM,
 ]
+
+
+def check_against_expected(result, expected):
+    """Differences between a score result and a reference ``expected_values.json``
+    (old tables compared as maps by model, new rates as maps with their types, log lines exactly)."""
+    problems = []
+    if pw.log_lines(result["counts"]) != expected["log_lines"]:
+        problems.append("log lines differ")
+    for name, et in expected["old_version"].items():
+        got = result["old_version"][name]
+        if got["columns"] != et["columns"]:
+            problems.append(f"{name}: columns differ")
+        if {r[0]: r[1:] for r in got["rows"]} != {r[0]: r[1:] for r in et["rows"]}:
+            problems.append(f"{name}: rows differ")
+    if isinstance(expected["new_version"], dict):
+        for k, ev in expected["new_version"].items():
+            gv = result["new_version"][k]
+            if dict(gv) != ev or any(type(gv[x]) is not type(ev[x]) for x in ev):
+                problems.append(f"new_version {k} differs")
+    return problems
 
 
 def _json(path):
@@ -299,10 +318,25 @@ def test_tokens_without_a_tokenizer_says_how_to_install(monkeypatch):
     assert "pip install 'rageval-min[tokens]'" in r.err
 
 
-def test_demo_includes_pairwise():
-    r = run_cli(["demo"])
-    assert r.code == 0, r.out
-    assert "== pairwise ==" in r.out and "match gold_samples/pairwise/expected_values.json" in r.out
+GOLD = os.path.join(ROOT, "gold_samples", "pairwise")
+
+
+def test_gold_sample_expected_result_has_the_reference_values():
+    """expected_score_result.json (what the demo cases compare with) holds the reference values (the old demo check)."""
+    result = _json(os.path.join(GOLD, "expected_score_result.json"))
+    assert check_against_expected(result, _json(os.path.join(GOLD, "expected_values.json"))) == []
+    assert result["unparseable_share"] == {"unparseable": 7, "answered": 103, "share": 7 / 103}
+
+
+def test_gold_sample_cases_cover_every_subcommand():
+    from rageval_min import _demo
+    from rageval_min.cli import main
+
+    cases = _demo.load_cases(os.path.dirname(GOLD), "pairwise")
+    assert {c["argv"][1] for c in cases} == {"score", "prompts", "judge"}
+    for case in cases:
+        res = _demo.run_case(os.path.dirname(GOLD), "pairwise", case, main)
+        assert res.ok, res.detail
 
 
 def test_subprocess_exit_codes(tmp_path):
