@@ -187,14 +187,14 @@ class _Handler:
             self._cap_blocked = False
             self._cap_kind = kind
 
-    def on_start(self, name: str, attrs: Dict[str, str]) -> None:  # pragma: no cover - overridden
-        pass
+    def on_start(self, name: str, attrs: Dict[str, str]) -> None:
+        """An element started (it is ``self.stack[-1]``)."""
 
-    def on_end(self, name: str, index: int) -> None:  # pragma: no cover - overridden
-        pass
+    def on_end(self, name: str, index: int) -> None:
+        """The element at ``self.stack[index]`` ends."""
 
-    def _captured(self, kind: str, text: str) -> None:  # pragma: no cover - overridden
-        pass
+    def _captured(self, kind: str, text: str) -> None:
+        """The text of a captured element, when it ends."""
 
 
 class _StringItems(_Handler):
@@ -263,9 +263,6 @@ class _Rels(_Handler):
     def on_start(self, name: str, attrs: Dict[str, str]) -> None:
         if name == _PKG + "Relationship":
             self.targets[attrs.get("Id", "")] = attrs.get("Target", "")
-
-    def on_end(self, name: str, index: int) -> None:
-        pass
 
 
 def _stream_part(zf: zipfile.ZipFile, info: zipfile.ZipInfo, handler: _Handler, path: str) -> None:
