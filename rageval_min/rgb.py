@@ -56,6 +56,7 @@ diagnostic naming the record) or returns the spec's defined value with a diagnos
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import unicodedata
@@ -1846,7 +1847,7 @@ def report_runs(paths: Sequence[str]) -> List[Tuple[str, RunName]]:
     """
     names: List[RunName] = []
     for path in paths:
-        if path.replace("\\", "/").rsplit("/", 1)[-1].endswith(_RESULT_SUFFIXES):
+        if os.path.basename(path).endswith(_RESULT_SUFFIXES):
             raise ScoringError("give prediction files, not score or judge files", path=path)
         name = parse_prediction_filename(path)
         check_noise_rate(name.noise_rate, path=path)

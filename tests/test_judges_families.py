@@ -145,3 +145,106 @@ def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
     assert rep["result"]["rejecttt"] == 2
     assert rep["family"] == "rgb" and rep["result"]["nums"] == 4
     assert len(server.completed) == 4  # three answers came from the cache the second time
+
+
+# ------------------------------------------------------------ rgb judge: checks before any call, --per-item
+
+P_EN1 = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
+
+
+def _write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+    return str(path)
+
+
+def _judge_argv(server, tmp_path, src, *extra):
+    return [
+        "--input",
+        src,
+        "--judged",
+        "reject",
+        "--records",
+        str(tmp_path / "judged.jsonl"),
+        "--judge",
+        server.base_url,
+        "--judge-model",
+        "scripted",
+        "--judge-cache",
+        str(tmp_path / "cache.jsonl"),
+    ] + list(extra)
+
+
+def test_rgb_judge_mixed_noise_rates_fail_before_any_call(server, tmp_path):
+    rows = [
+        {"id": i, "query": "q?", "ans": "a", "prediction": "insufficient information", "noise_rate": nr}
+        for i, nr in enumerate((1.0, 1.0, 0.4))
+    ]
+    src = _write_jsonl(tmp_path / "mixed.jsonl", rows)
+    code, out, err = _family_judge("rgb", _judge_argv(server, tmp_path, src, "--dataset", "en"))
+    assert code == 2 and "mixed.jsonl" in err and "different noise_rate" in err, err
+    assert server.requests == [] and out == ""
+    assert not (tmp_path / "judged.jsonl").exists() and not (tmp_path / "cache.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (["--gate", "reject_rate >>= 0.5"], "--gate"),
+        (["--gate", "fact_check_rate>=0.5"], "unknown metric"),
+        (["--gate", "judge_failures==0", "--gate", "nope<1"], "unknown metric"),
+        (["--noise-rate=inf"], "--noise-rate"),
+        (["--noise-rate", "1.5"], "--noise-rate"),
+        (["--judge-timeout", "inf"], "--judge-timeout"),
+        (["--variant", "reject_casefold", "--judge-template", "/nonexistent/template.txt"], "template"),
+        (["--dataset", "en", "--output", P_EN1], "same file"),
+    ],
+)
+def test_rgb_judge_bad_options_fail_before_any_call(server, tmp_path, extra, needle):
+    code, out, err = _family_judge("rgb", _judge_argv(server, tmp_path, P_EN1, *extra))
+    assert code == 2 and needle in err, err
+    assert server.requests == [] and out == ""
+
+
+@pytest.mark.parametrize(
+    "rows,needle",
+    [
+        ([{"id": 1, "query": "q?", "ans": "a", "prediction": "a"}, {"id": 2, "ans": "a", "prediction": "b"}], "query"),
+        ([{"id": 1, "query": "q?", "ans": "a", "prediction": "a"}, {"id": 2, "query": "q?", "ans": "a"}], "prediction"),
+        ([{"id": 1, "query": "q?", "ans": "a", "prediction": "a"}, "{broken"], "bad.jsonl:2"),
+    ],
+)
+def test_rgb_judge_bad_record_anywhere_fails_before_any_call(server, tmp_path, rows, needle):
+    src = _write_jsonl(tmp_path / "bad.jsonl", rows)
+    code, _, err = _family_judge("rgb", _judge_argv(server, tmp_path, src, "--dataset", "en", "--noise-rate", "0"))
+    assert code == 2 and needle in err and "bad.jsonl" in err, err
+    assert server.requests == []
+
+
+def test_rgb_judge_template_without_placeholder_fails_before_any_call(server, tmp_path):
+    tpl = tmp_path / "t.txt"
+    tpl.write_text("no placeholders", encoding="utf-8")
+    code, _, err = _family_judge("rgb", _judge_argv(server, tmp_path, P_EN1, "--judge-template", str(tpl)))
+    assert code == 2 and "{QUESTION}" in err
+    assert server.requests == []
+
+
+def test_rgb_judge_per_item_and_report_outputs(server, tmp_path):
+    items, report = tmp_path / "items.jsonl", tmp_path / "report.json"
+    argv = _judge_argv(server, tmp_path, P_EN1, "--per-item", str(items), "--output", str(report))
+    code, out, err = _family_judge("rgb", argv)
+    assert code == 0 and out == "", err
+    rep = json.loads(report.read_text(encoding="utf-8"))
+    assert rep["result"] == {"reject_rate": 0.5, "all_rate": 0.25, "tt": 1, "rejecttt": 2, "nums": 4}
+    assert rep["signature"].endswith("|judged=reject|judge_template=builtin|judge_model=scripted")
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == [0, 1, 2, 3]
+    assert [(r["reject_rate"], r["correct"], r["all_rate"]) for r in rows] == [
+        (1, 0, 0),
+        (1, 0, 0),
+        (0, 1, 1),
+        (0, 0, 0),
+    ]
+    assert all(r["correct_rate"] is None and r["judge_template"] == "builtin" for r in rows)
+    assert len(server.requests) == 4

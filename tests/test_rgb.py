@@ -484,3 +484,130 @@ def test_signature_names_variants():
     s = rgb.signature(variants=["reject_casefold"], params=[("dataset", "zh")])
     assert "|family=rgb|ref=chen700564/RGB@65ec39e|variants=reject_casefold|dataset=zh" in s
     assert "variants=none" in rgb.signature()
+
+
+# --------------------------------------------------------------------------- contract: item rows and accumulators
+
+
+def _through_json(acc):
+    from rageval_min._contract import accumulator_from_state
+
+    return accumulator_from_state(json.loads(json.dumps(acc.to_state())))
+
+
+def _split_merge(cls, params, rows, cuts, skips=()):
+    """Accumulate ``rows`` in the parts cut at ``cuts`` (skip notes before row i), merge in order."""
+    bounds = [0] + list(cuts) + [len(rows)]
+    merged = None
+    for a, b in zip(bounds, bounds[1:]):
+        acc = cls(**params)
+        for i in range(a, b):
+            if i in skips:
+                acc.skip(f"note before row {i}")
+            acc.add(rows[i])
+        acc = _through_json(acc)
+        merged = acc if merged is None else merged.merge(acc)
+    return merged.finalize()
+
+
+def _one_pass(cls, params, rows, skips=()):
+    acc = cls(**params)
+    for i, row in enumerate(rows):
+        if i in skips:
+            acc.skip(f"note before row {i}")
+        acc.add(row)
+    return acc.finalize()
+
+
+def test_score_accumulator_merges_exactly_with_noise1_empty_labels_and_skips():
+    params = dict(dataset="en_fact", noise_rate=1.0, use_labels=True, variants=[], judged=None)
+    labels = [([], 1, None), ([-1], 1, 7), ([1, 0], 0, 8), ([], 0, None), ([1], 1, None), ([0], 0, 9)]
+    rows = []
+    for i, (label, fl, rid) in enumerate(labels):
+        rows.append(rgb.label_row(rid, label, fl, dataset="en_fact", noise_rate=1.0))
+        if i == 2:
+            rows.append(rgb.skipped_row(10, "dropped"))
+    one = _one_pass(rgb.ScoreAccumulator, params, rows, skips={3})
+    for cuts in ([], [1], [2, 5], [1, 2, 3, 4, 5, 6]):
+        assert _split_merge(rgb.ScoreAccumulator, params, rows, cuts, skips={3}) == one, cuts
+    assert (
+        one.result
+        == rgb.score(
+            [{"label": lab, "factlabel": fl, **({"id": rid} if rid is not None else {})} for lab, fl, rid in labels],
+            dataset="en_fact",
+            noise_rate=1.0,
+        ).to_dict()
+    )
+    # "record N" counts the scored records before it, across parts
+    assert [d for d in one.diagnostics if "label is []" in d] == [
+        "record 1: label is [] at noise_rate 1 (the reference fails on label[0]); not counted",
+        "record 4: label is [] at noise_rate 1 (the reference fails on label[0]); not counted",
+    ]
+    assert one.diagnostics[0] == "note before row 3"
+
+
+@pytest.mark.parametrize("judged", ["reject", "fact"])
+def test_judged_accumulators_merge_exactly(judged):
+    evals = ["not addressed", "Yes", "has identified", "addressed", "No", "Yesterday"]
+    labels = [[1], [0], [1, 1], [-1], [], [1]]
+    rows = [
+        rgb.judged_row(i, lab, ev, judged=judged, judge_template="builtin" if i % 2 else "abc123")
+        for i, (lab, ev) in enumerate(zip(labels, evals))
+    ]
+    rows.insert(3, rgb.skipped_row(99, "dropped", judged=judged))
+    for cls, params in (
+        (rgb.ScoreAccumulator, dict(dataset="en", noise_rate=0.2, use_labels=True, variants=[], judged=judged)),
+        (
+            rgb.JudgeAccumulator,
+            dict(dataset="en", noise_rate=0.2, judged=judged, judge_model="m", use_labels=True, variants=[]),
+        ),
+    ):
+        one = _one_pass(cls, params, rows)
+        for cuts in ([], [3], [1, 4], list(range(1, len(rows)))):
+            assert _split_merge(cls, params, rows, cuts) == one
+        assert "judge_template=abc123+builtin" in one.signature
+        assert one.signature.endswith("judge_model=m") == (cls is rgb.JudgeAccumulator)
+    recs = [{"id": i, "label": lab, "evaluation": ev} for i, (lab, ev) in enumerate(zip(labels, evals))]
+    ref = rgb.score_reject_judged(recs) if judged == "reject" else rgb.score_fact_judged(recs, noise_rate=0.2)
+    assert one.result == ref.to_dict()
+    assert all(type(r[k]) is int for r in rows if r["skipped"] is None for k in ("correct", "all_rate", "reject_rate"))
+
+
+def test_merge_refuses_other_judged_options():
+    a = rgb.ScoreAccumulator(dataset="en", noise_rate=0.2, judged="reject")
+    b = rgb.ScoreAccumulator(dataset="en", noise_rate=0.2, judged="fact")
+    with pytest.raises(ScoringError, match="different options"):
+        a.merge(b)
+
+
+def test_score_item_and_metric_names():
+    row = rgb.score_item({"id": "q", "ans": ["Ada", "Bob"], "prediction": "ada and bob"}, dataset="en", noise_rate=0.4)
+    assert row == {
+        "id": "q",
+        "label": [1, 1],
+        "correct": 1,
+        "rejected": 0,
+        "all_rate": 1,
+        "fact_check_rate": None,
+        "correct_rate": None,
+        "skipped": None,
+    }
+    skipped = rgb.score_item({"id": "r", "ans": 3, "prediction": "3"}, dataset="en", noise_rate=0.4)
+    assert skipped["skipped"] and skipped["all_rate"] is None
+    assert rgb.ScoreAccumulator.metric_names(dataset="zh_fact") == [
+        "all_rate",
+        "noise_rate",
+        "tt",
+        "nums",
+        "fact_check_rate",
+        "correct_rate",
+        "fact_tt",
+        "correct_tt",
+    ]
+    assert rgb.JudgeAccumulator.metric_names(judged="reject") == ["reject_rate", "all_rate", "tt", "rejecttt", "nums"]
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), -0.1, 1.5, "0.4", True])
+def test_check_noise_rate(value):
+    with pytest.raises(ScoringError, match=r"\[0, 1\]"):
+        rgb.check_noise_rate(value)

@@ -547,3 +547,107 @@ def test_vendored_core_folder_runs_rgb(tmp_path):
     )
     with open(os.path.join(GOLD, "expected_mix_en.jsonl"), encoding="utf-8") as fh:
         assert proc.returncode == 0 and proc.stdout == fh.read(), proc.stderr
+
+
+# ----------------------------------------------------------------- contract: --per-item, option checks
+
+
+def test_score_per_item_rows_in_input_order(tmp_path):
+    items = tmp_path / "items.jsonl"
+    r = run_cli(["rgb", "score", "--input", PRED_FACT, "--per-item", str(items)])
+    assert r.code == 0, r.err
+    rows = _jsonl(items.read_text(encoding="utf-8"))
+    with open(PRED_FACT, encoding="utf-8") as fh:
+        ids = [json.loads(line)["id"] for line in fh if line.strip()]
+    assert [row["id"] for row in rows] == ids
+    assert list(rows[0]) == [
+        "id",
+        "label",
+        "correct",
+        "rejected",
+        "all_rate",
+        "fact_check_rate",
+        "correct_rate",
+        "skipped",
+    ]
+    for row in rows:
+        for key in ("correct", "rejected", "all_rate", "fact_check_rate"):
+            assert type(row[key]) is int and row[key] in (0, 1)
+        assert row["correct_rate"] is None if not row["fact_check_rate"] else row["correct_rate"] in (0, 1)
+    res = json.loads(r.out)["result"]
+    assert sum(row["all_rate"] for row in rows) == res["tt"] and len(rows) == res["nums"]
+    assert sum(row["fact_check_rate"] for row in rows) == res["fact_tt"]
+    assert sum(row["correct_rate"] or 0 for row in rows) == res["correct_tt"]
+
+
+def test_score_per_item_noise1_and_skipped_rows(tmp_path):
+    p = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"id": "a", "ans": 42, "prediction": "42"},  # dropped as the reference does
+            {"id": "b", "ans": "x", "prediction": "insufficient information"},
+            {"id": "c", "ans": "Paris", "prediction": "Paris"},
+            {"id": "d", "ans": "Paris", "prediction": "Rome"},
+        ],
+    )
+    items = tmp_path / "items.jsonl"
+    r = run_cli(["rgb", "score", "--input", p, "--dataset", "en", "--noise-rate", "1", "--per-item", str(items)])
+    assert r.code == 0, r.err
+    rows = _jsonl(items.read_text(encoding="utf-8"))
+    assert [(x["id"], x["rejected"], x["correct"], x["all_rate"]) for x in rows] == [
+        ("a", None, None, None),
+        ("b", 1, 0, 1),
+        ("c", 0, 1, 1),
+        ("d", 0, 0, 0),
+    ]
+    assert "not a string" in rows[0]["skipped"] and rows[1]["fact_check_rate"] is None
+    assert json.loads(r.out)["result"] == {"all_rate": 2 / 3, "noise_rate": 1.0, "tt": 2, "nums": 3}
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "-0.1", "1.5"])
+def test_score_noise_rate_outside_0_1_is_exit_2(value, tmp_path):
+    items = tmp_path / "items.jsonl"
+    r = run_cli(["rgb", "score", "--input", PRED_EN04, f"--noise-rate={value}", "--per-item", str(items)])
+    assert r.code == 2 and "--noise-rate" in r.err and "[0, 1]" in r.err, r.err
+    assert r.out == "" and not items.exists()
+
+
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_mix_non_finite_rates_are_exit_2(value):
+    src = os.path.join(GOLD, "data_en.jsonl")
+    for opt in ("--noise-rate", "--correct-rate"):
+        r = run_cli(["rgb", "mix", "--input", src, "--dataset", "en", f"{opt}={value}"])
+        assert r.code == 2 and opt in r.err, r.err
+
+
+def test_record_noise_rate_outside_0_1_names_the_file(tmp_path):
+    p = _write(tmp_path / "p.jsonl", [{"id": 1, "ans": "a", "prediction": "a", "noise_rate": 2.0}])
+    r = run_cli(["rgb", "score", "--input", p, "--dataset", "en"])
+    assert r.code == 2 and "p.jsonl" in r.err and "[0, 1]" in r.err
+
+
+def test_score_gate_is_checked_before_reading(tmp_path):
+    missing = str(tmp_path / "missing.jsonl")
+    r = run_cli(
+        ["rgb", "score", "--input", missing, "--dataset", "en", "--noise-rate", "0", "--gate", "all_rate >>= 1"]
+    )
+    assert r.code == 2 and "--gate" in r.err and "cannot open" not in r.err
+    r = run_cli(["rgb", "score", "--input", missing, "--dataset", "en", "--noise-rate", "0", "--gate", "nope>=1"])
+    assert r.code == 2 and "unknown metric" in r.err and "cannot open" not in r.err
+
+
+def test_output_naming_the_input_is_refused(tmp_path):
+    p = _write(tmp_path / "p.jsonl", [{"id": 1, "ans": "a", "prediction": "a"}])
+    before = open(p, encoding="utf-8").read()
+    for cmd in (["score", "--noise-rate", "0"], ["label"]):
+        r = run_cli(["rgb"] + cmd + ["--input", p, "--dataset", "en", "--output", p])
+        assert r.code == 2 and "same file" in r.err
+    assert open(p, encoding="utf-8").read() == before
+
+
+def test_report_format_abilities_is_the_expected_file():
+    r = run_cli(["rgb", "report", "--format", "abilities", "--input"] + PREDS)
+    with open(os.path.join(GOLD, "expected_abilities.json"), encoding="utf-8") as fh:
+        assert r.code == 0 and r.out == fh.read()
+    r = run_cli(["rgb", "report", "--input"] + PREDS + ["--gate", "demo/en/noise9_passage5_correct0.0/all_rate>=0"])
+    assert r.code == 2 and "unknown metric" in r.err
