@@ -236,10 +236,6 @@ class JudgeStats(NamedTuple):
         """``{"judge_calls": .., "judge_cache_hits": .., ...}`` for gates."""
         return {prefix + k: v for k, v in self._asdict().items()}
 
-    def line(self) -> str:
-        """One human line, e.g. for stderr."""
-        return "judge: " + " ".join(f"{k}={v}" for k, v in self._asdict().items())
-
 
 class JudgeResult(NamedTuple):
     """Per-prompt results in input order, plus the stats.
@@ -697,8 +693,6 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-_canonical = canonical_json
-
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -762,7 +756,7 @@ def cache_key(identity: str, model: str, params: Mapping[str, Any], prompt: str)
     >>> cache_key("j", "m", {}, "hi") == cache_key("j", "m2", {}, "hi")
     False
     """
-    return _sha256(_canonical({"judge": identity, "model": model, "params": dict(params), "prompt": prompt}))
+    return _sha256(canonical_json({"judge": identity, "model": model, "params": dict(params), "prompt": prompt}))
 
 
 class ReplayJudge:
@@ -794,7 +788,7 @@ class ReplayJudge:
             if self._want_model is not None and ent_model != self._want_model:
                 continue
             models.add(ent_model)
-            k = (str(entry.get("prompt_sha256", "")), _canonical(entry.get("params", {})))
+            k = (str(entry.get("prompt_sha256", "")), canonical_json(entry.get("params", {})))
             self._index.setdefault(k, {}).setdefault(ent_model, entry["answer"])
         if self._want_model is None and len(models) == 1:
             # one model in the cache: report it, so a replay's signature equals the live run's
@@ -805,11 +799,12 @@ class ReplayJudge:
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
         psha = _sha256(prompt)
-        found = self._index.get((psha, _canonical(dict(params))))
+        found = self._index.get((psha, canonical_json(dict(params))))
         if not found:
             scope = f" for model {self._want_model!r}" if self._want_model else ""
+            shown = canonical_json(dict(params))
             raise ScoringError(
-                f"replay: no cached answer{scope} for prompt sha256 {psha[:16]} with params {_canonical(dict(params))}",
+                f"replay: no cached answer{scope} for prompt sha256 {psha[:16]} with params {shown}",
                 path=self.path,
             )
         answers = set(found.values())
@@ -1050,12 +1045,6 @@ class JudgeCache:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-
-    def __enter__(self) -> "JudgeCache":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 # --------------------------------------------------------------------------- #

@@ -14,7 +14,22 @@ injected from a queue (``server.faults``) or per prompt (``server.prompt_faults`
 ``("slow", seconds)``
     the right answer after a delay;
 ``("hold", event)``
-    wait (at most 20 s) for ``event``, then answer 503.
+    wait (at most 20 s) for ``event``, then answer 503;
+``("redirect", status, url)``
+    that 3xx status with ``Location: url``;
+``("trickle", seconds)``
+    the right answer, one byte every ``seconds`` (status line and headers too);
+``("big", nbytes, with_length)``
+    status 200 and ``nbytes`` of body, with or without a ``Content-Length``
+    (without one the connection is closed after the body);
+``"echo_auth"``
+    status 401 whose body echoes the request's ``Authorization`` header.
+
+``in_flight`` counts the requests being handled; a request leaves it *before*
+its reply is written, so a client that sends its next request as soon as it
+reads a reply never sees more requests in flight than it has workers.
+``rendezvous = n`` makes the first requests wait (at most 20 s) until ``n``
+are in flight at once, so a concurrency test does not depend on timing.
 
 Every handler's wait is bounded, so the server always stops by itself.
 """
@@ -43,6 +58,8 @@ class ChatServer:
         self.hold_after: Optional[int] = None  # answer this many, then hold every later request
         self.release = threading.Event()
         self.held = 0
+        self.rendezvous: Optional[int] = None  # wait until this many requests are in flight at once
+        self.met = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,7 +68,15 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _leave(self) -> None:
+                """Leave ``in_flight`` once, before the reply goes out (see the module docstring)."""
+                if getattr(self, "_counted", False):
+                    self._counted = False
+                    with server.lock:
+                        server.in_flight -= 1
+
             def _send(self, status: int, payload: bytes, headers: Optional[Dict[str, str]] = None) -> None:
+                self._leave()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -86,12 +111,17 @@ class ChatServer:
                     elif server.hold_after is not None and len(server.completed) >= server.hold_after:
                         fault = ("hold", server.release)
                     server.in_flight += 1
+                    self._counted = True
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    if server.rendezvous is not None and server.in_flight >= server.rendezvous:
+                        server.met.set()
+                    wait = server.rendezvous is not None and not server.met.is_set()
+                if wait:
+                    server.met.wait(20)
                 try:
                     self._handle(fault, prompt, body)
                 finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                    self._leave()
 
             def _handle(self, fault: Any, prompt: str, body: Dict[str, Any]) -> None:
                 if self.path.rstrip("/") != "/v1/chat/completions":
@@ -117,6 +147,28 @@ class ChatServer:
                         pass
                     self.close_connection = True
                     return
+                if kind == "redirect":
+                    self._send(int(fault[1]), b"{}", {"Location": fault[2]})
+                    return
+                if kind == "echo_auth":
+                    echo = "unauthorized; you sent Authorization: " + str(self.headers.get("Authorization"))
+                    self._send(401, json.dumps({"error": {"message": echo}}).encode())
+                    return
+                if kind == "big":
+                    self._big(fault[1], fault[2])
+                    return
+                if kind == "trickle":
+                    self._leave()
+                    raw = self._reply_bytes(200, self._answer_payload(prompt, body))
+                    try:
+                        for i in range(len(raw)):
+                            self.wfile.write(raw[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(fault[1])
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    self.close_connection = True
+                    return
                 if kind == "nocontent":
                     self._send(200, b'{"object": "chat.completion"}')
                     return
@@ -128,8 +180,41 @@ class ChatServer:
                     fault[1].wait(20)
                     self._send(503, b'{"error": "released"}')
                     return
+                payload = self._answer_payload(prompt, body)
+                with server.lock:
+                    server.completed.append(prompt)
+                self._send(200, payload)
+
+            def _reply_bytes(self, status: int, payload: bytes) -> bytes:
+                head = (
+                    f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+                )
+                return head.encode("ascii") + payload
+
+            def _big(self, nbytes: int, with_length: bool) -> None:
+                self._leave()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if with_length:
+                        self.send_header("Content-Length", str(nbytes))
+                    else:
+                        self.send_header("Connection", "close")
+                    self.end_headers()
+                    block = b" " * 65536
+                    left = nbytes
+                    while left > 0:
+                        self.wfile.write(block[: min(left, len(block))])
+                        left -= len(block)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
+
+            def _answer_payload(self, prompt: str, body: Dict[str, Any]) -> bytes:
                 answer = server.answer(prompt, body)
-                payload = json.dumps(
+                return json.dumps(
                     {
                         "id": "chatcmpl-test",
                         "object": "chat.completion",
@@ -141,9 +226,6 @@ class ChatServer:
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                     }
                 ).encode("utf-8")
-                with server.lock:
-                    server.completed.append(prompt)
-                self._send(200, payload)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -6,7 +6,7 @@ import socket
 import sys
 
 import pytest
-from judge_server import Sleeps
+from judge_server import ChatServer, Sleeps
 
 from rageval_min import _cli_judge, judges
 from rageval_min.errors import ScoringError
@@ -187,6 +187,7 @@ def test_unreachable_server_is_a_retryable_failure():
 
 
 def test_concurrency_keeps_input_order(server):
+    server.rendezvous = 3  # the first three requests are in flight together, whatever the load
     server.faults = [("slow", 0.3), ("slow", 0.1)]
     prompts = [f"p{i}" for i in range(8)]
     res = run_judge(_http(server), prompts, concurrency=3)
@@ -484,3 +485,139 @@ def test_add_judge_options_and_judge_from_args(server, tmp_path):
     assert runner.run(["q"]).answers == ["answer to: q"]
     runner.close()
     assert len(JudgeCache.read_entries(str(tmp_path / "c.jsonl"))) == 1
+
+
+# --------------------------------------------------------------------------- security and limits
+
+
+def test_redirect_is_a_failed_call_and_the_key_never_leaves_the_origin(server, tmp_path, monkeypatch):
+    secret = "sk-redirect-SECRET-7777"
+    monkeypatch.setenv(judges.DEFAULT_API_KEY_ENV, secret)
+    with ChatServer() as other:
+        statuses = [301, 302, 303, 307, 308]
+        server.faults = [("redirect", st, other.base_url + "/chat/completions") for st in statuses]
+        cache = JudgeCache(str(tmp_path / "c.jsonl"))
+        sleeps = Sleeps()
+        prompts = [f"q{st}" for st in statuses]
+        res = run_judge(judge_from_spec(server.base_url, model="m"), prompts, cache=cache, sleep=sleeps, abort_after=0)
+        cache.close()
+        assert other.requests == []  # nothing reached the second server: no request, no key
+    assert res.answers == [None] * 5 and res.stats.failures == 5
+    assert sleeps.calls == [] and len(server.requests) == 5  # not retried
+    for st, err in zip(statuses, res.errors):
+        assert f"HTTP {st} redirect" in err and "not followed" in err and secret not in err
+    assert not (tmp_path / "c.jsonl").exists() or (tmp_path / "c.jsonl").read_text(encoding="utf-8") == ""
+
+
+@pytest.mark.parametrize("with_length", [True, False])
+def test_oversized_response_is_a_failed_call(server, with_length):
+    server.faults = [("big", 3 * 1024 * 1024, with_length)]
+    sleeps = Sleeps()
+    j = HttpJudge(server.base_url, "m", timeout=10, max_response_bytes=64 * 1024)
+    res = run_judge(j, ["q", "next"], sleep=sleeps, abort_after=0)
+    assert res.answers[0] is None and "larger than 65536 bytes" in res.errors[0]
+    assert res.answers[1] == "answer to: next" and sleeps.calls == []
+    assert HttpJudge(server.base_url, "m").max_response_bytes == judges.DEFAULT_MAX_RESPONSE_BYTES == 8 * 1024 * 1024
+
+
+def test_timeout_is_a_total_deadline_per_call(server):
+    import time
+
+    server.faults = [("trickle", 0.05)]  # about 20 s for the whole reply, one byte at a time
+    start = time.monotonic()
+    res = run_judge(_http(server, timeout=0.5), ["q"], retries=0)
+    assert time.monotonic() - start < 3
+    assert res.answers == [None] and "timed out after 0.5s" in res.errors[0]
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ('{"key": "k", "answer": "a", "n": ' + "1" * 5000 + "}", "cannot read this JSON value"),
+        ('{"key": "k", "answer": "a", "params": {"t": 1e999}}', "overflows a float"),
+        ('{"key": "k", "answer": "a", "params": {"t": NaN}}', "NaN is not a JSON number"),
+        ('{"key": "k", "answer": "\\ud800"}', "lone UTF-16 surrogate"),
+        ("[" * 200000 + "]" * 200000, "nested too deeply"),
+    ],
+)
+def test_cache_with_unsafe_json_is_an_input_error(tmp_path, line, why):
+    path = tmp_path / "c.jsonl"
+    path.write_text(_entry("k1", "a1") + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(ScoringError, match=r"c\.jsonl:2: .*" + why):
+        JudgeCache(str(path))
+    with pytest.raises(ScoringError, match=r"c\.jsonl:2: .*" + why):
+        ReplayJudge(str(path))
+
+
+def test_cache_recovers_bom_and_nul_blocks_and_says_so(tmp_path):
+    path = tmp_path / "c.jsonl"
+    data = (
+        b"\xef\xbb\xbf"
+        + _entry("k1", "a1").encode()
+        + b"\n"
+        + b"\x00" * 4096
+        + b"\n"
+        + b"\x00" * 10
+        + _entry("k2", "a2").encode()
+        + b"\n"
+        + b'{"key": "k9", "ans\x00\x00\x00\n'
+        + _entry("k3", "a3").encode()
+        + b"\n"
+        + b"\x00" * 512
+    )
+    path.write_bytes(data)
+    cache = JudgeCache(str(path))
+    assert [cache.get(k) for k in ("k1", "k2", "k3", "k9")] == ["a1", "a2", "a3", None]
+    notes = " | ".join(cache.notes)
+    assert "byte-order mark" in notes and "skipped 2 line(s) of NUL bytes" in notes
+    assert "skipped 1 line(s) damaged by NUL bytes" in notes
+    cache.put("k4", {"answer": "a4"})
+    cache.close()
+    again = JudgeCache(str(path))
+    assert again.get("k4") == "a4" and again.get("k1") == "a1" and len(again) == 4
+
+
+def test_server_text_in_errors_is_redacted_and_capped(server, monkeypatch):
+    secret = "sk-echo-SECRET-31337"
+    monkeypatch.setenv("MY_JUDGE_KEY", secret)
+    j = judge_from_spec(server.base_url, model="m", api_key_env="MY_JUDGE_KEY")
+    server.faults = ["echo_auth"]
+    res = run_judge(j, ["q"], sleep=Sleeps())
+    assert res.errors[0] is not None and "HTTP 401" in res.errors[0]
+    assert secret not in res.errors[0] and "Bearer [REDACTED]" in res.errors[0]
+    assert judges.redact("x" * 2000).startswith("x" * judges.MAX_COPIED_TEXT)
+    assert len(judges.redact("x" * 2000)) <= judges.MAX_COPIED_TEXT + 10
+
+
+def test_cmd_judge_gets_no_api_keys_unless_asked(monkeypatch):
+    monkeypatch.setenv(judges.DEFAULT_API_KEY_ENV, "k-default")
+    monkeypatch.setenv("OPENAI_API_KEY", "k-openai")
+    monkeypatch.setenv("MY_JUDGE_KEY", "k-mine")
+    monkeypatch.setenv("UNRELATED_VAR", "kept")
+    code = (
+        "import os; names = ['RAGEVAL_MIN_JUDGE_API_KEY', 'OPENAI_API_KEY', 'MY_JUDGE_KEY', 'UNRELATED_VAR']; "
+        "print(','.join(os.environ.get(n, '-') for n in names), end='')"
+    )
+    plain = judge_from_spec(_py_cmd(code), api_key_env="MY_JUDGE_KEY")
+    assert run_judge(plain, ["q"]).answers == ["-,-,-,kept"]
+    passing = judge_from_spec(_py_cmd(code), api_key_env="MY_JUDGE_KEY", pass_env=True)
+    assert run_judge(passing, ["q"]).answers == ["k-default,k-openai,k-mine,kept"]
+    # a program that prints a key to stderr does not get it into the error message
+    leak = judge_from_spec(
+        _py_cmd("import os, sys; sys.stderr.write('key=' + os.environ['OPENAI_API_KEY']); sys.exit(2)"), pass_env=True
+    )
+    res = run_judge(leak, ["q"])
+    assert "k-openai" not in res.errors[0] and "key=[REDACTED]" in res.errors[0]
+
+
+def test_runner_bounds_and_timeout_bounds():
+    j = FunctionJudge(lambda p: p, identity="e")
+    with pytest.raises(ScoringError, match="--concurrency"):
+        run_judge(j, ["a"], concurrency=judges.MAX_CONCURRENCY + 1)
+    with pytest.raises(ScoringError, match="--judge-retries"):
+        run_judge(j, ["a"], retries=judges.MAX_RETRIES + 1)
+    for bad in (float("inf"), float("nan"), 0, -1, judges.MAX_TIMEOUT + 1):
+        with pytest.raises(ScoringError, match="--judge-timeout"):
+            HttpJudge("http://127.0.0.1:9/v1", "m", timeout=bad)
+        with pytest.raises(ScoringError, match="--judge-timeout"):
+            judge_from_spec("cmd:true", timeout=bad)
