@@ -410,8 +410,8 @@ def _write_jsonl(path: str, rows: List[Dict[str, Any]]) -> None:
 
 
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
+    gates = prepare(args, inputs=[args.input] + list(args.judge_template or []))
     template_path = _one_template(args.judge_template)
-    gates = prepare(args, inputs=[args.input, template_path])
     variants = pairwise.check_variants(selected_variants(args))
     extras = pairwise.check_extras(args.extra or [])
     failure_limit = _check_failure_limit(args.failure_limit)

@@ -319,3 +319,139 @@ def test_refm_and_judge_column_inference_and_errors():
         pw.score(two, nopt=3, refm="R", judge_column="nope")
     with pytest.raises(ScoringError, match="unknown variant"):
         pw.score(nopt3_records(), nopt=3, variants=["nope"])
+
+
+# --------------------------------------------------------------------------- item rows and named steps
+
+BINARY = ("exact_match", "failed", "unparseable", "judge_missing")
+
+
+def test_score_item_rows_are_flat_with_0_1_ints():
+    rows = [pw.score_item(r, judge_column="judge", nopt=4, refm="R") for r in nopt4_records()]
+    assert all(list(r) == list(pw.ITEM_FIELDS) for r in rows)
+    for r in rows:
+        assert all(type(r[k]) is int and r[k] in (0, 1) for k in BINARY)
+        assert all(r[k] is None or (type(r[k]) is int and r[k] in (0, 1)) for k in ("win", "tie", "loss"))
+    got = [(r["choice"], r["win"], r["tie"], r["loss"], r["failed"], r["unparseable"], r["exact_match"]) for r in rows]
+    assert got == [
+        ("C", 0, 1, 0, 0, 0, 0),
+        ("C", 0, 1, 0, 0, 0, 0),
+        ("D", 0, 1, 0, 0, 0, 0),
+        ("D", 0, 1, 0, 0, 0, 0),
+        ("A", 0, 0, 1, 0, 0, 0),  # R;X, A: refm wins
+        ("A", 1, 0, 0, 0, 0, 0),  # X;R, A: X wins
+        ("B", 1, 0, 0, 0, 0, 0),
+        (None, None, None, None, 1, 0, 0),  # API failure
+        (None, None, None, None, 0, 1, 0),  # "I pick A"
+        ("A", 1, 0, 0, 0, 0, 0),  # 选择：A
+        (None, None, None, None, 0, 0, 1),
+        (None, None, None, None, 0, 0, 1),
+    ]
+    assert rows[0]["model"] == "X" and rows[0]["metric"] == "general" and rows[0]["task"] == "d-general"
+    assert (rows[6]["length_a"], rows[6]["length_b"]) == (4, 6)
+
+
+def test_score_item_judge_missing_and_refm_unknown():
+    row = pw.score_item(rec("a_d-general;R;X", "NA"), judge_column="judge", refm=None)
+    assert row["judge_missing"] == 1 and row["unparseable"] == 1 and row["model"] is None and row["win"] is None
+    assert pw.candidate_outcomes("R", "R", "A", "R") == {"model": None, "win": None, "tie": None, "loss": None}
+    with pytest.raises(ScoringError, match="row 1: cmp_index"):
+        pw.score_item(dict(rec("a_d-general;R;X", "x"), cmp_index=None), judge_column="judge")
+    with pytest.raises(ScoringError, match="unknown variant"):
+        pw.score_item(rec("a_d-general;R;X", "x"), judge_column="judge", variants=["nope"])
+
+
+def test_score_on_item_gets_every_row_in_input_order():
+    seen = []
+    res = pw.score(nopt4_records(), nopt=4, refm="R", on_item=seen.append)
+    assert [r["cmp_index"] for r in seen] == [r["cmp_index"] for r in nopt4_records()]
+    acc = pw.PairwiseAccumulator(nopt=4, refm="R", judge_column="judge")
+    for r in seen:
+        acc.add(r)
+    assert acc.finalize() == res.report
+
+
+def test_named_steps_on_the_nopt4_rows():
+    acc = pw.PairwiseAccumulator(nopt=4, refm="R", judge_column="judge")
+    for r in nopt4_records():
+        acc.add(pw.score_item(r, judge_column="judge", nopt=4, refm="R"))
+    rows = acc.scoring_rows()
+    assert pw.row_diagnostics(rows) == []
+    assert pw.check_failures(rows, limit=5, judge_column="judge") == ["p_d-general;Y;R"]
+    with pytest.raises(ScoringError, match="1 judge calls failed"):
+        pw.check_failures(rows, limit=1, judge_column="judge")
+    part = pw.pair_both_orders(rows)
+    assert (len(part.non_em), len(part.extracted), len(part.consistent), len(part.inconsistent)) == (10, 8, 6, 2)
+    assert pw.count_summary(len(rows), 1, part) == pw.score(nopt4_records(), nopt=4, refm="R").result["counts"]
+    assert acc.consistency() == [True, True, True, True, False, False, True, None, None, True, None, None]
+    assert pw.guess_refm((r.A, r.B) for r in rows) == "R"
+
+
+def test_row_diagnostics_order_and_missing_task():
+    rows = [
+        pw.score_item(rec("a;b_d-general;R;X", "", task="d-general"), judge_column="judge"),
+        pw.score_item(rec("c_d-general;R;X", "Choice: A", task=""), judge_column="judge"),
+    ]
+    acc = pw.PairwiseAccumulator(refm="R")
+    for r in rows:
+        acc.add(r)
+    d = pw.row_diagnostics(acc.scoring_rows())
+    assert len(d) == 3 and "more than 3" in d[0] and "NA token" in d[1] and d[2].startswith("1 row(s) have no task")
+
+
+def test_notes_come_first_and_merge_is_exact():
+    import json
+
+    from rageval_min._contract import accumulator_from_state
+
+    items = [pw.score_item(r, judge_column="judge", nopt=4, refm="R") for r in nopt4_records()]
+    one = pw.PairwiseAccumulator(nopt=4, refm="R", extras=list(pw.EXTRAS))
+    one.note("built from a table")
+    for it in items:
+        one.add(it)
+    a = pw.PairwiseAccumulator(nopt=4, refm="R", extras=list(pw.EXTRAS))
+    a.note("built from a table")
+    b = pw.PairwiseAccumulator(nopt=4, refm="R", extras=list(pw.EXTRAS))
+    for it in items[:5]:
+        a.add(it)
+    for it in items[5:]:
+        b.add(it)
+    merged = accumulator_from_state(json.loads(json.dumps(a.to_state())))
+    merged.merge(accumulator_from_state(json.loads(json.dumps(b.to_state()))))
+    assert merged.finalize() == one.finalize()
+    assert one.finalize().diagnostics[0] == "built from a table"
+
+
+def test_signature_composes_every_parameter():
+    sig = pw.signature(
+        variants=["strict_ids"],
+        params=pw.signature_params(nopt=3, refm="R", lengths="tokens", extras=["unparseable_share"], judge_model="j"),
+    )
+    assert sig.endswith(
+        "|variants=strict_ids|nopt=3|refm=R|lengths=tokens|judge_template=builtin|extras=unparseable_share|judge_model=j"
+    )
+    assert pw.check_variants(["strict_ids", "float64_tables", "strict_ids"]) == ("float64_tables", "strict_ids")
+    with pytest.raises(ScoringError, match="unknown extra"):
+        pw.check_extras(["nope"])
+    with pytest.raises(ScoringError, match="nopt"):
+        pw.PairwiseAccumulator(nopt=5)
+
+
+def test_possible_metric_names_cover_the_report():
+    rows = [
+        {
+            "index": f"p{i}_d-general",
+            "question": "q",
+            "evaluating_guidance": "g",
+            "task": "d-general",
+            "answer-R": "RRRR",
+            "answer-X": "XX" * i,
+        }
+        for i in (1, 2)
+    ]
+    comps = pw.build_comparisons(rows, refm="R")
+    names = pw.possible_metric_names(comps, refm="R", extras=list(pw.EXTRAS))
+    recs = [dict(c.as_record(), judge="Choice: A") for c in comps]
+    res = pw.score(recs, nopt=2, refm="R", extras=list(pw.EXTRAS))
+    assert set(res.metrics) <= set(names)
+    assert "win+halfdraw;X;d-general" in names and "with_tie;general;X;R" in names and "unparseable_share" in names

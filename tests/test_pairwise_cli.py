@@ -418,3 +418,51 @@ def test_token_lengths_reproduce_the_reference_length_stats(tmp_path, run):
     assert r.code == 0, r.err
     with open(os.path.join(d, "length_stats.csv"), "rb") as want, open(out / "length_stats.csv", "rb") as got:
         assert got.read() == want.read()
+
+
+def test_score_per_item_rows_in_input_order(tmp_path):
+    items = tmp_path / "items.jsonl"
+    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--refm", "ref", "--per-item", str(items)])
+    assert r.code == 0, r.err
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    recs = [rec for _, rec in pw.read_table(SYNREC)]
+    assert [row["cmp_index"] for row in rows] == [rec["cmp_index"] for rec in recs]
+    assert all(list(row) == list(pw.ITEM_FIELDS) for row in rows)
+    for row in rows:
+        for k in ("exact_match", "failed", "unparseable", "judge_missing"):
+            assert type(row[k]) is int and row[k] in (0, 1)
+        for k in ("win", "tie", "loss"):
+            assert row[k] is None or (type(row[k]) is int and row[k] in (0, 1))
+    counts = json.loads(r.out)["result"]["counts"]
+    assert sum(row["exact_match"] for row in rows) == counts["total"] - counts["non_exact"] == 40
+    assert sum(row["failed"] for row in rows) == counts["failed"] == 1
+    assert sum(row["choice"] is not None for row in rows) == counts["extracted"]
+    assert sum(row["unparseable"] for row in rows) == 7
+    assert {row["model"] for row in rows} == {"m1", "m2", "m3", None}  # None: the ref-vs-ref EM rows
+
+
+@pytest.mark.parametrize("content", ["", "cmp_index\tA\tB\tanswer1\tanswer2\tjudge\n"])
+def test_an_input_without_records_is_exit_2(tmp_path, content):
+    p = tmp_path / "rec.tsv"
+    p.write_text(content, encoding="utf-8")
+    items = tmp_path / "items.jsonl"
+    r = run_cli(["pairwise", "score", "--record", str(p), "--nopt", "2", "--per-item", str(items)])
+    assert r.code == 2 and str(p) in r.err and len(r.err.splitlines()) == 1
+    assert not items.exists()
+
+
+def test_score_gate_name_checked_before_the_output_dir(tmp_path):
+    d = tmp_path / "out"
+    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--gate", "nope>1", "--output-dir", str(d)])
+    assert r.code == 2 and "unknown metric" in r.err
+    assert not d.exists()
+    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--failure-limit", "0"])
+    assert r.code == 2 and "--failure-limit" in r.err
+
+
+def test_prompts_output_may_not_overwrite_the_input(tmp_path):
+    table = tmp_path / "t.jsonl"
+    table.write_text(json.dumps({"index": "p", "question": "q", "evaluating_guidance": "g", "answer-a": "x"}) + "\n")
+    r = run_cli(["pairwise", "prompts", "--input", str(table), "--refm", "a", "--output", str(table)])
+    assert r.code == 2 and "same file" in r.err
+    assert table.read_text().startswith("{")
