@@ -1,9 +1,11 @@
 """RGB on a large synthetic prediction file: time and peak memory (not a unit test).
 
 Generates --n prediction records (en or zh, mixed hits, misses, rejections and
-factual-error flags) and --n dataset instances, then runs ``rgb score``,
-``rgb label`` and ``rgb mix`` through the CLI, each in its own subprocess,
-printing wall time, records per second and the peak RSS of that subprocess.
+factual-error flags) and --n dataset instances, then runs ``rgb score`` (also
+with ``--per-item``), ``rgb label`` and ``rgb mix`` through the CLI, each in its
+own subprocess, printing wall time, records per second and the peak RSS of that
+subprocess; then checks that the item rows, accumulated in 8 parts and merged
+through JSON states, give the one-pass report (``rgb.score_file``).
 Scoring and labelling stream the file, so peak memory should not grow with --n
 (only the diagnostics of skipped records are kept).
 
@@ -76,6 +78,31 @@ def _run(argv: list, n: int, label: str) -> None:
         print("stderr:", proc.stderr.strip()[:500])
 
 
+def _merge_check(pred: str, items: str) -> None:
+    """The --per-item rows, accumulated in 8 parts merged through JSON states, give the one-pass report."""
+    sys.path.insert(0, ROOT)
+    from rageval_min import rgb
+    from rageval_min._contract import accumulator_from_state
+
+    with open(items, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    t0 = time.perf_counter()
+    one = rgb.score_file(pred)
+    ds, nr = rgb.resolve_dataset(pred), rgb.resolve_noise_rate(pred)
+    size = max(1, -(-len(rows) // 8))
+    merged = None
+    for start in range(0, len(rows), size):
+        acc = rgb.ScoreAccumulator(dataset=ds, noise_rate=nr)
+        for row in rows[start : start + size]:
+            acc.add(row)
+        acc = accumulator_from_state(json.loads(json.dumps(acc.to_state())))
+        merged = acc if merged is None else merged.merge(acc)
+    same = merged is not None and merged.finalize().result == one.result
+    print(
+        f"merge  8 parts through JSON states: {'identical' if same else 'DIFFERENT'} ({time.perf_counter() - t0:.2f} s)"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100000)
@@ -86,6 +113,9 @@ def main() -> int:
         size = os.path.getsize(pred) / 2**20
         print(f"{args.n} records, dataset {args.dataset}, prediction file {size:.0f} MB")
         _run(["rgb", "score", "--input", pred, "--format", "rgb"], args.n, "score")
+        items = os.path.join(d, "items.jsonl")
+        _run(["rgb", "score", "--input", pred, "--format", "rgb", "--per-item", items], args.n, "items")
+        _merge_check(pred, items)
         _run(["rgb", "label", "--input", pred, "--output", os.path.join(d, "labelled.jsonl")], args.n, "label")
         _run(
             [
