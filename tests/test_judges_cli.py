@@ -228,3 +228,131 @@ def test_vendored_core_names_the_pip_command_for_openai(tmp_path):
         "rageval-min: error: the optional package rageval_min_extras is not installed; "
         "install it with: pip install 'rageval-min[openai]'"
     )
+
+
+# --------------------------------------------------------------------------- security and limits
+
+
+def test_ctrl_c_with_concurrency_exits_130_at_once(server, tmp_path):
+    import time
+
+    inp = _prompts(tmp_path / "p.jsonl", 6)
+    server.hold_after = 0  # every request is held (up to 20 s)
+    argv = _base(server, inp, str(tmp_path / "a.jsonl"), "--concurrency", "3", "--judge-timeout", "60")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rageval_min"] + argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert server.wait_for(lambda s: s.held >= 3)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        elapsed = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert elapsed < 3, elapsed
+    assert b"interrupted" in err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--judge-timeout", "inf"], "--judge-timeout"),
+        (["--judge-timeout", "nan"], "--judge-timeout"),
+        (["--judge-timeout", "0"], "--judge-timeout"),
+        (["--judge-timeout", "-3"], "--judge-timeout"),
+        (["--judge-timeout", "1e999"], "--judge-timeout"),
+        (["--judge-timeout", "3601"], "--judge-timeout"),
+        (["--concurrency", "257"], "--concurrency"),
+        (["--concurrency", "0"], "--concurrency"),
+        (["--judge-retries", "21"], "--judge-retries"),
+        (["--judge-max-response-bytes", "10"], "--judge-max-response-bytes"),
+        (["--judge-max-response-bytes", str(2**31)], "--judge-max-response-bytes"),
+        (["--system", "caf\udce9"], "--system: not valid UTF-8"),
+        (["--param", "stop=caf\udce9"], "--param: not valid UTF-8"),
+        (["--param", 'stop="\\ud800"'], "--param: not valid UTF-8"),
+        (["--param", "t=NaN"], "NaN"),
+    ],
+)
+def test_judge_option_bounds_are_usage_errors(server, tmp_path, extra, message):
+    inp = _prompts(tmp_path / "p.jsonl", 1)
+    r = run_cli(_base(server, inp, str(tmp_path / "a.jsonl"), *extra))
+    assert r.code == 2 and message in r.err, r.err
+    assert server.requests == []
+
+
+def test_judge_run_checks_gates_and_paths_before_any_call(server, tmp_path):
+    inp = _prompts(tmp_path / "p.jsonl", 2)
+    r = run_cli(_base(server, inp, str(tmp_path / "a.jsonl"), "--gate", "judge_cals >= 1"))
+    assert r.code == 2 and "judge_cals" in r.err
+    r = run_cli(_base(server, inp, inp))
+    assert r.code == 2 and "same file" in r.err
+    cache = str(tmp_path / "c.jsonl")
+    r = run_cli(_base(server, inp, str(tmp_path / "a.jsonl"), "--judge-cache", cache, "--stats", cache))
+    assert r.code == 2 and "--stats" in r.err and "same file" in r.err
+    assert server.requests == [] and not os.path.exists(str(tmp_path / "a.jsonl"))
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ('{"key": "k", "answer": "a", "n": ' + "1" * 5000 + "}", "cannot read this JSON value"),
+        ('{"key": "k", "answer": "a", "params": {"t": 1e999}}', "overflows a float"),
+        ('{"key": "k", "answer": "\\ud800"}', "lone UTF-16 surrogate"),
+        ("[" * 200000 + "]" * 200000, "nested too deeply"),
+    ],
+)
+def test_unsafe_replay_cache_exits_2_naming_the_line(tmp_path, line, why):
+    inp = _prompts(tmp_path / "p.jsonl", 1)
+    cache = tmp_path / "c.jsonl"
+    cache.write_text('{"key": "k0", "answer": "a"}\n' + line + "\n", encoding="utf-8")
+    argv = ["judge", "run", "--input", inp, "--output", str(tmp_path / "a.jsonl"), "--judge", "replay:" + str(cache)]
+    r = run_cli(argv)
+    assert r.code == 2 and "c.jsonl:2:" in r.err and why in r.err, r.err
+    r = run_cli(argv[:-2] + ["--judge", "cmd:true", "--judge-cache", str(cache)])
+    assert r.code == 2 and "c.jsonl:2:" in r.err and why in r.err, r.err
+
+
+@pytest.mark.parametrize(
+    "record, why",
+    [
+        ('{"id": 1, "prompt": "p", "n": ' + "1" * 5000 + "}", "4300"),
+        ('{"id": 1, "prompt": "p", "x": 1e999}', "overflows a float"),
+        ('{"id": 1, "prompt": "\\ud800"}', "surrogate"),
+        ('{"id": 1, "prompt": "p", "x": ' + "[" * 200000 + "]" * 200000 + "}", "nested too deeply"),
+    ],
+)
+def test_judge_run_unsafe_input_fields_exit_2(server, tmp_path, record, why):
+    inp = tmp_path / "p.jsonl"
+    inp.write_text('{"id": 0, "prompt": "fine"}\n' + record + "\n", encoding="utf-8")
+    r = run_cli(_base(server, str(inp), str(tmp_path / "a.jsonl"), "--answer-field", "ans"))
+    assert r.code == 2 and "p.jsonl:2" in r.err and why in r.err, r.err
+    assert server.requests == []
+
+
+def test_damaged_cache_is_recovered_with_a_note(server, tmp_path):
+    inp = _prompts(tmp_path / "p.jsonl", 2)
+    cache = tmp_path / "c.jsonl"
+    out = str(tmp_path / "a.jsonl")
+    assert run_cli(_base(server, inp, out, "--judge-cache", str(cache))).code == 0
+    good = cache.read_bytes()
+    cache.write_bytes(b"\xef\xbb\xbf" + good + b"\x00" * 300 + b"\n")
+    r = run_cli(_base(server, inp, out, "--judge-cache", str(cache)))
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["result"]["cache_hits"] == 2 and len(server.requests) == 2
+    assert "byte-order mark" in r.err and "skipped 1 line(s) of NUL bytes" in r.err and str(cache) in r.err
+
+
+def test_pass_env_option_reaches_cmd_judges(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGEVAL_MIN_JUDGE_API_KEY", "k-secret")
+    inp = _prompts(tmp_path / "p.jsonl", 1)
+    code = "import os; print(os.environ.get('RAGEVAL_MIN_JUDGE_API_KEY', 'none'), end='')"
+    spec = "cmd:" + " ".join([sys.executable, "-c", '"' + code + '"'])
+    out = str(tmp_path / "a.jsonl")
+    base = ["judge", "run", "--input", inp, "--output", out, "--judge", spec]
+    assert run_cli(base).code == 0 and _rows(out)[0]["answer"] == "none"
+    assert run_cli(base + ["--judge-pass-env"]).code == 0 and _rows(out)[0]["answer"] == "k-secret"
