@@ -136,6 +136,7 @@ __all__ = [
     "score",
     "score_record_file",
     "score_file",
+    "consistency_partitions",
     "possible_metric_names",
 ]
 
@@ -848,6 +849,9 @@ def old_version_tables(
 ) -> "OrderedDict[str, Any]":
     """``win+halfdraw`` and ``win+bothgood`` tables over consistent rows.
 
+    Mirrors the reference's old-version table loop step by step (filters,
+    counts, float32 operations in its order), so it stays in one piece.
+
     For model ``m`` against refm and a column filter, with counts over both
     presentation orders: ``wr = win/T``, ``wff = C/T``, ``lff = D/T``;
     ``win+halfdraw = wr + (wff + lff)/2`` and ``win+bothgood = wr + wff`` (D
@@ -969,6 +973,9 @@ def new_version_rates(
     diagnostics: Optional[List[str]] = None,
 ) -> "OrderedDict[str, Any]":
     """DevBench paper rates ``{"with_tie": {...}, "without_tie": {...}}``.
+
+    Mirrors ``calculate_winrate_new.py`` step by step (its assertions become
+    diagnostics), so it stays in one piece.
 
     Per row (keys ``idx;X;Y``): a consistent row adds 1 to ``tot`` in both
     directions and a win (A: slot A, B: slot B) or, for C, a tie in both
@@ -1465,6 +1472,10 @@ class PairwiseAccumulator(Accumulator):
         return refm, rows, pair_both_orders(rows, orphans_excluded="orphans_excluded" in self.variants)
 
     def finalize(self) -> Report:
+        return self.finalize_with_consistency()[0]
+
+    def finalize_with_consistency(self) -> Tuple[Report, List[Optional[bool]]]:
+        """:meth:`finalize` and :meth:`consistency` from one analysis of the rows."""
         p = self.params
         refm, rows, part = self.analyse()
         diags = self.notes() + row_diagnostics(rows)
@@ -1506,15 +1517,20 @@ class PairwiseAccumulator(Accumulator):
                 judge_model=p["judge_model"],
             ),
         )
-        return Report(family=FAMILY, signature=sig, result=result, metrics=dict(metrics), diagnostics=diags)
+        report = Report(family=FAMILY, signature=sig, result=result, metrics=dict(metrics), diagnostics=diags)
+        return report, _status(rows, part)
 
     def consistency(self) -> List[Optional[bool]]:
         """Per row, in input order: True consistent, False inconsistent, None not in either partition."""
         _, rows, part = self.analyse()
-        status: List[Optional[bool]] = [None] * len(rows)
-        for r, s in zip(part.extracted, part.status):
-            status[r.pos] = s
-        return status
+        return _status(rows, part)
+
+
+def _status(rows: Sequence[_Row], part: Partition) -> List[Optional[bool]]:
+    status: List[Optional[bool]] = [None] * len(rows)
+    for r, s in zip(part.extracted, part.status):
+        status[r.pos] = s
+    return status
 
 
 @register_accumulator
@@ -1620,28 +1636,40 @@ def score(
         if on_item is not None:
             on_item(it)
         acc.add(it)
-    report = acc.finalize()
-    status = acc.consistency()
-    columns: List[str] = []
-    for rec in records:
-        for k in rec:
-            if k not in columns:
-                columns.append(k)
-    items_by_status: Dict[bool, List[Mapping[str, Any]]] = {True: [], False: []}
-    for rec, it, s in zip(records, items, status):
-        if s is not None:
-            out: "OrderedDict[str, Any]" = OrderedDict((k, rec.get(k)) for k in columns)
-            out["extracted"] = it["choice"]
-            items_by_status[s].append(out)
+    report, status = acc.finalize_with_consistency()
+    consistent, inconsistent = consistency_partitions(records, items, status)
     return PairwiseResult(
         report.signature,
         report.result,
         OrderedDict(report.metrics),
         list(report.diagnostics),
-        items_by_status[True],
-        items_by_status[False],
+        consistent,
+        inconsistent,
         report,
     )
+
+
+def consistency_partitions(
+    records: Sequence[Mapping[str, Any]], items: Sequence[Mapping[str, Any]], status: Sequence[Optional[bool]]
+) -> Tuple[List[Mapping[str, Any]], List[Mapping[str, Any]]]:
+    """The reference's ``consistent_cmp.tsv`` and ``inconsistent_cmp.tsv`` rows.
+
+    Each is the record with every column of the record file plus
+    ``extracted`` (the item's choice), in input order; ``status`` is
+    :meth:`PairwiseAccumulator.consistency`.
+    """
+    columns: List[str] = []
+    for rec in records:
+        for k in rec:
+            if k not in columns:
+                columns.append(k)
+    out: Dict[bool, List[Mapping[str, Any]]] = {True: [], False: []}
+    for rec, it, s in zip(records, items, status):
+        if s is not None:
+            row: "OrderedDict[str, Any]" = OrderedDict((k, rec.get(k)) for k in columns)
+            row["extracted"] = it["choice"]
+            out[s].append(row)
+    return out[True], out[False]
 
 
 def read_records(path: str) -> Tuple[List[int], List[Dict[str, Any]]]:
