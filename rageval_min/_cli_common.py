@@ -226,13 +226,15 @@ def emit_report(
     formatters: Optional[Mapping[str, Formatter]] = None,
     *,
     stdout_suffix: Optional[Mapping[str, str]] = None,
+    undefined: str = "undefined",
 ) -> int:
     """Evaluate ``--gate``s, render ``report`` to every ``--output`` target; return the exit code.
 
     The exit code is 0 when the family's own gates (if any) and every
     ``--gate`` pass, 1 otherwise; each failed gate is named on stderr in one
     line.  ``stdout_suffix`` is text added after a format written to stdout
-    (a reference whose file output lacks a final newline).
+    (a reference whose file output lacks a final newline); ``undefined`` is
+    what that line says of a gate whose value is undefined.
     """
     gates = parse_gates(args)
     check_gate_names(gates, report.metrics)
@@ -245,7 +247,8 @@ def emit_report(
             fh.write(text)
     for o in list(report.family_gates) + list(outcomes):
         if o.passed is False:
-            io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")
+            value = undefined if o.value is None else format_value(o.value)
+            io.stderr.write(f"gate {o.text} failed: {value}\n")
     if report.reference_pass is False and not any(o.passed is False for o in report.family_gates):
         io.stderr.write("gate reference failed\n")
     return 0 if overall_pass(report, outcomes) else 1

@@ -47,6 +47,8 @@ class Report(NamedTuple):
     diagnostics: List[str] = []
     reference_pass: Optional[bool] = None
     family_gates: Sequence[GateOutcome] = ()
+    #: ``--intervals``: metric -> {"method", "level", "low", "high"}; written beside ``result``, never in it.
+    intervals: Optional[Dict[str, Dict[str, Any]]] = None
 
 
 def overall_pass(report: Report, outcomes: Sequence[GateOutcome]) -> bool:
@@ -89,6 +91,7 @@ def render_json(report: Report, outcomes: Sequence[GateOutcome]) -> str:
         "family": report.family,
         "signature": report.signature,
         "result": report.result,
+        **({"intervals": report.intervals} if report.intervals is not None else {}),
         "gates": [
             {
                 "gate": o.text,
@@ -103,7 +106,14 @@ def render_json(report: Report, outcomes: Sequence[GateOutcome]) -> str:
         "pass": overall_pass(report, outcomes),
         "diagnostics": list(report.diagnostics),
     }
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:  # a NaN or an infinity: strict JSON writes null, and says so
+        from ._io import finite_json
+
+        clean, replaced = finite_json(obj)
+        clean["diagnostics"].append(f"{replaced} non-finite number(s) (NaN or infinity) written as null")
+        return json.dumps(clean, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _table(rows: Sequence[Sequence[str]]) -> List[str]:

@@ -35,7 +35,7 @@ from .errors import ScoringError
 __all__ = ["main"]
 
 #: Family command modules, in the order ``--help`` and ``demo`` show them.
-_COMMANDS = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge")
+_COMMANDS = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge", "compare")
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1

@@ -1,0 +1,198 @@
+"""``rageval-min compare``: is the candidate worse than the baseline, beyond noise?"""
+
+import argparse
+import json
+from typing import Any, Dict, List, Sequence
+
+from . import compare
+from ._cli_common import CliIO, add_report_options, emit_report, prepare
+from ._report import Report, _num
+from .errors import ScoringError
+from .gates import GateOutcome
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="paired comparison of two item-row files (baseline vs candidate) with exact statistics",
+        description="Pair the rows of two --per-item files by --key and compare every numeric field: means, "
+        "delta with a paired bootstrap interval, McNemar (binary) or paired t / randomization (continuous) "
+        "p-values. --fail-on-regression exits 1 when a metric moved in its worse direction with p < alpha.",
+    )
+    p.add_argument("--baseline", required=True, metavar="BASE.jsonl", help="item rows of the baseline (e.g. main)")
+    p.add_argument("--candidate", required=True, metavar="CAND.jsonl", help="item rows of the candidate")
+    p.add_argument("--key", required=True, metavar="NAME", help="the id field that pairs rows (qid, id, task_id...)")
+    p.add_argument("--metric", action="append", default=[], metavar="NAME", help="compare only NAME; repeatable")
+    p.add_argument("--test", choices=compare.TESTS, default="auto", help="test for continuous metrics (default auto)")
+    p.add_argument("--resamples", type=_positive_int, default=compare.DEFAULT_RESAMPLES, metavar="N")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resampling (default 0)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="significance level (default 0.05)")
+    p.add_argument(
+        "--min-n",
+        type=_positive_int,
+        default=compare.DEFAULT_MIN_N,
+        metavar="N",
+        help="fewer paired rows make significance gates fail as insufficient data (default 10)",
+    )
+    p.add_argument(
+        "--lower-is-better",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="NAME improves when it goes down; repeatable",
+    )
+    p.add_argument(
+        "--family",
+        metavar="FAMILY[:COMMAND]",
+        help="the family that wrote the rows: its metric directions and aggregates (aggregate.NAME)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="an option of the family's accumulator (as in its state), e.g. k=5; repeatable",
+    )
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when any metric regressed significantly (each named on stderr)",
+    )
+    add_report_options(p)
+    p.set_defaults(func=run)
+
+
+def _params(values: Sequence[str]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for v in values:
+        name, sep, text = v.partition("=")
+        if not sep or not name:
+            raise ScoringError(f"--param {v!r}: expected NAME=JSON")
+        try:
+            out[name] = json.loads(text)
+        except ValueError:
+            out[name] = text
+    return out
+
+
+def _cell(value: Any) -> str:
+    return "n/a" if value is None else _num(value)
+
+
+def _interval(m: Dict[str, Any]) -> str:
+    if m.get("ci_low") is None:
+        return ""
+    return f" [{_cell(m['ci_low'])}, {_cell(m['ci_high'])}]"
+
+
+def _rows(report: Report) -> List[List[str]]:
+    rows = []
+    for name, m in report.result["metrics"].items():
+        rows.append(
+            [
+                name,
+                _cell(m["baseline"]),
+                _cell(m["candidate"]),
+                _cell(m["delta"]) + _interval(m),
+                _cell(m.get("p_value")),
+                m["verdict"],
+            ]
+        )
+    return rows
+
+
+_HEAD = ["metric", "baseline", "candidate", "delta [interval]", "p", "verdict"]
+
+
+def format_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    """A PR-ready table: one row per metric, then the largest per-item regressions."""
+    from ._report import overall_pass
+
+    ok = overall_pass(report, outcomes)
+    r = report.result
+    lines = [
+        f"### rageval-min compare: {'PASS' if ok else 'FAIL'}",
+        "",
+        f"{r['paired']} paired rows by `{r['key']}` ({r['only_baseline']} only in the baseline, "
+        f"{r['only_candidate']} only in the candidate).",
+        "",
+        "| " + " | ".join(_HEAD) + " |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _rows(report)]
+    if r["regressions"]:
+        lines += [
+            "",
+            "Largest per-item regressions:",
+            "",
+            "| id | metric | baseline | candidate |",
+            "| --- | --- | ---: | ---: |",
+        ]
+        for g in r["regressions"]:
+            lines.append(f"| `{g['key']}` | {g['metric']} | {_cell(g['baseline'])} | {_cell(g['candidate'])} |")
+    failed = [o for o in list(report.family_gates) + list(outcomes) if o.passed is False]
+    if failed:
+        lines += ["", "Failed: " + ", ".join(f"`{o.text}`" for o in failed)]
+    if report.diagnostics:
+        lines += [""] + [f"- {d}" for d in report.diagnostics]
+    lines += ["", f"<sub>`{report.signature}`</sub>"]
+    return "\n".join(lines) + "\n"
+
+
+def format_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    from ._report import _table, overall_pass
+
+    r = report.result
+    lines = [
+        "rageval-min compare",
+        f"signature: {report.signature}",
+        f"paired: {r['paired']} by {r['key']} "
+        f"(only baseline {r['only_baseline']}, only candidate {r['only_candidate']})",
+        "",
+    ]
+    lines += _table([_HEAD] + _rows(report))
+    for g in r["regressions"]:
+        lines.append(f"regressed item {g['key']!r}: {g['metric']} {_cell(g['baseline'])} -> {_cell(g['candidate'])}")
+    for o in list(report.family_gates) + list(outcomes):
+        lines.append(f"gate {o.text}: {'pass' if o.passed else 'FAIL'}")
+    lines += [f"note: {d}" for d in report.diagnostics]
+    lines += ["", "result: " + ("PASS" if overall_pass(report, outcomes) else "FAIL")]
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace, io: CliIO) -> int:
+    prepare(args, inputs=[args.baseline, args.candidate])
+    family, _, command = (args.family or "").partition(":")
+    report = compare.compare_files(
+        args.baseline,
+        args.candidate,
+        key=args.key,
+        metrics=args.metric,
+        test=args.test,
+        resamples=args.resamples,
+        seed=args.seed,
+        alpha=args.alpha,
+        lower_is_better=args.lower_is_better,
+        family=family or None,
+        command=command or "score",
+        params=_params(args.param),
+        min_n=args.min_n,
+        fail_on_regression=args.fail_on_regression,
+    )
+    return emit_report(
+        report,
+        args,
+        io,
+        formatters={"markdown": format_markdown, "text": format_text},
+        undefined="insufficient data",
+    )
