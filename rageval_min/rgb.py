@@ -1,10 +1,11 @@
 """RGB (Retrieval-Augmented Generation Benchmark): answer labels, robustness rates, document mixing.
 
-Reference: ``chen700564/RGB`` at commit ``65ec39e`` (``evalue.py``, ``reject_evalue.py``,
-``fact_evalue.py``).  The upstream code and data are CC BY-NC-SA 4.0; this module is a
-clean-room implementation written from the project's RGB spec (kept outside this repository)
-and ships no upstream code, data or prompt text; the behaviour is pinned by the conformance
-vectors in ``tests/data/`` and the gold samples in ``gold_samples/rgb/``.
+Reference: ``chen700564/RGB@65ec39e:evalue.py`` (mixing, labels and the score object),
+``chen700564/RGB@65ec39e:reject_evalue.py`` (Rej*) and ``chen700564/RGB@65ec39e:fact_evalue.py``
+(ED*, CR).  The upstream code and data are CC BY-NC-SA 4.0; this module is a clean-room
+implementation written from the project's RGB spec and ships no upstream code, data or prompt
+text; the behaviour is pinned by the conformance vectors in ``tests/data/`` and the gold
+samples in ``gold_samples/rgb/``.
 
 The four abilities RGB measures all come from the same per-answer labels:
 
@@ -1455,8 +1456,8 @@ class JudgeAccumulator(ScoreAccumulator):
 
 _RESULT_SUFFIXES = ("_result.json", "_chatgpt.json", "_chatgptresult.json")
 
-Row = Tuple[int, Dict[str, Any]]
-Labelled = Tuple[int, Dict[str, Any], Optional[Label], Optional[str]]
+Row = Tuple[Any, Dict[str, Any]]
+Labelled = Tuple[Any, Dict[str, Any], Optional[Label], Optional[str]]
 
 
 def read_records(path: str) -> Iterator[Row]:
@@ -1471,9 +1472,9 @@ def _record_who(rec: Mapping[str, Any]) -> Optional[str]:
     return f"id={rec['id']}" if "id" in rec else None
 
 
-def _note(path: str, line: int, rec: Mapping[str, Any], msg: str) -> str:
+def _note(path: Optional[str], line: Optional[int], rec: Mapping[str, Any], msg: str) -> str:
     who = _record_who(rec)
-    return f"{path}:{line}: " + (f"{who}: " if who else "") + msg
+    return (f"{path}:{line}: " if path is not None else "") + (f"{who}: " if who else "") + msg
 
 
 def resolve_dataset(path: str, dataset: Optional[str] = None) -> str:
@@ -1519,7 +1520,7 @@ def resolve_noise_rate(path: str, noise_rate: Optional[float] = None) -> float:
 
 def label_records(
     rows: Iterable[Row],
-    path: str,
+    path: Optional[str],
     notes: List[str],
     *,
     dataset: str,
@@ -1536,7 +1537,7 @@ def label_records(
     problems = Problems()
     fact = _is_fact(dataset)
 
-    def bad(msg: str, line: int, rec: Mapping[str, Any], field: Optional[str]) -> None:
+    def bad(msg: str, line: Optional[int], rec: Mapping[str, Any], field: Optional[str]) -> None:
         problems.add(msg, path=path, line=line, record=_record_who(rec), field=field)
 
     for line, rec in rows:
@@ -1591,7 +1592,7 @@ def score_item(
     """
     variants = check_variants(variants)
     for _, rec, lab, reason in label_records(
-        [(1, dict(record))], "record", [], dataset=dataset, variants=variants, use_labels=use_labels
+        [(None, dict(record))], None, [], dataset=dataset, variants=variants, use_labels=use_labels
     ):
         if lab is None:
             return skipped_row(rec.get("id"), str(reason))
