@@ -28,7 +28,7 @@ def _pair_files(tmp_path, base_rows, cand_rows):
 
 
 def test_mcnemar_matches_statsmodels_exact():
-    sm = need("statsmodels.stats.contingency_tables", "stats", "pip install statsmodels")
+    sm = need("statsmodels.stats.contingency_tables", "dev", "the test extra: pip install statsmodels")
     rng = random.Random(3)
     cases = [(0, 0), (0, 1), (1, 0), (5, 5), (0, 30), (30, 0)] + [
         (rng.randrange(60), rng.randrange(60)) for _ in range(200)
@@ -43,7 +43,7 @@ def test_mcnemar_matches_statsmodels_exact():
 
 
 def test_wilson_matches_statsmodels():
-    prop = need("statsmodels.stats.proportion", "stats", "pip install statsmodels")
+    prop = need("statsmodels.stats.proportion", "dev", "the test extra: pip install statsmodels")
     rng = random.Random(4)
     cases = [(0, 1), (1, 1), (0, 10), (10, 10), (1, 2)] + [(k, n) for n in (3, 17, 250) for k in (0, 1, n // 2, n)]
     cases += [(rng.randrange(n + 1), n) for n in (rng.randrange(1, 900) for _ in range(100))]
@@ -56,7 +56,7 @@ def test_wilson_matches_statsmodels():
 
 
 def test_paired_t_matches_scipy_including_edge_cases():
-    stats = need("scipy.stats", "stats", "pip install scipy")
+    stats = need("scipy.stats", "dev", "the test extra: pip install scipy")
     rng = random.Random(5)
     for _ in range(200):
         n = rng.randrange(2, 300)
