@@ -1,121 +1,135 @@
-"""``rageval-min factuality f1k|safe|factscore|veriscore|correlate``."""
+"""``rageval-min factuality f1k|safe|factscore|veriscore|correlate|judge`` (thin CLI).
+
+Scoring lives in :mod:`rageval_min.factuality` (``f1k_file``, ``safe_evaluate``,
+``factscore_file``, ``veriscore_file``, ``correlate_file``,
+``correlate_table_file``, ``study_file``); the search-free SAFE judge in
+:mod:`rageval_min._judge_factuality`.
+
+``jsonl`` outputs (``f1k``, ``correlate``) are data streams: one line per input
+line.  When a ``--gate`` is given, one last line ``{"gates": [...], "pass": ...}``
+(the objects of the JSON report's ``gates``) shows the values the gates read, so
+a gated run never decides on a number its output does not show.  ``f1k`` writes
+its lines while it reads (an ``--output`` file appears atomically at the end;
+on stdout, lines are held back until the first valid one, so a file without any
+valid line prints nothing and exits 2).
+"""
 
 import argparse
+import contextlib
 import json
 import math
-import os
-import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import factuality as F
-from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import iter_records, read_json, read_text
-from ._report import Report
+from ._cli_common import (
+    CliIO,
+    add_per_item_option,
+    add_report_options,
+    emit_report,
+    format_value,
+    item_sink,
+    prepare,
+    report_targets,
+    selected_variants,
+)
+from ._cli_judge import add_judge_options, judge_from_args, judge_model, with_judge_stats
+from ._contract import ItemRow
+from ._io import atomic_writer, iter_records
+from ._judge_factuality import TEMPLATE_STEPS, TEMPLATES, JudgeAccumulator, judge_responses
+from ._report import FORMATS, Report, overall_pass
 from .errors import ScoringError
+from .gates import GateOutcome, check_gate_names, evaluate_gates
+from .judges import template_signature
 
-_FAMILY = "factuality"
-_INT_RE = re.compile(r"^[+-]?\d+$")
-
-
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- option types
 
 
-def _clean(value: Any) -> Any:
-    """nan/inf -> None, recursively (for JSON envelopes and per-line outputs)."""
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _number(value: Any, field: str) -> Any:
-    """A JSON number, or a numeric CSV/TSV cell; raises ValueError with a reason."""
-    if isinstance(value, bool) or value is None:
-        raise ValueError(f"{field}: expected a number, got {json.dumps(value)}")
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"{field}: expected a finite number, got {value!r}")
-        return value
-    if isinstance(value, str):
-        text = value.strip()
+def _int_option(name: str, low: Optional[int] = None, high: Optional[int] = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
         try:
-            parsed: Any = int(text) if _INT_RE.match(text) else float(text)
+            value = int(text)
         except ValueError:
-            raise ValueError(f"{field}: expected a number, got {value!r}") from None
-        if isinstance(parsed, float) and not math.isfinite(parsed):
-            raise ValueError(f"{field}: expected a finite number, got {value!r}")
-        return parsed
-    raise ValueError(f"{field}: expected a number, got {type(value).__name__}")
+            raise argparse.ArgumentTypeError(f"{name}: not an integer: {text!r}") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{name} must be {bounds}, got {value}")
+        return value
+
+    return parse
 
 
-def _parse_k(text: str) -> Tuple[Optional[int], str]:
-    """``--max-claims`` value: an integer K or a rule (median, max, pNN)."""
-    text = text.strip()
-    if _INT_RE.match(text):
-        return int(text), "fixed"
-    if text in ("median", "max") or re.match(r"^p\d{1,3}$", text):
-        F.select_k([1], text)  # validates pNN <= 100
-        return None, text
-    raise ScoringError(f"--max-claims {text!r}: expected an integer, median, max or pNN", field="max_claims")
+def _finite_float(name: str, check: Callable[[float], bool], rule: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}: not a number: {text!r}") from None
+        if not math.isfinite(value) or not check(value):
+            raise argparse.ArgumentTypeError(f"{name} must be {rule}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _k_rule_param(rule: str) -> str:
-    if rule == "median":
-        return "upper_median_of_S+NS"
-    if rule == "max":
-        return "max_of_S+NS"
-    if rule.startswith("p"):
-        return f"nearest_rank_{rule}_of_S+NS"
-    return rule
-
-
-def _boot_params(args: argparse.Namespace) -> List[Tuple[str, object]]:
-    return [("bootstrap", args.bootstrap), ("confidence", args.confidence), ("seed", args.seed)]
+_SEED_MAX = 2**63 - 1
 
 
 def _add_boot_options(p: argparse.ArgumentParser, what: str) -> None:
     g = p.add_argument_group("confidence interval")
     g.add_argument(
         "--bootstrap",
-        type=int,
+        type=_int_option("--bootstrap", 0, F.MAX_BOOTSTRAP),
         default=1000,
         metavar="B",
-        help=f"bootstrap resamples for the CI of {what} (default: 1000; 0 disables it; "
-        "the cost grows with B times the number of responses)",
+        help=f"bootstrap resamples for the CI of {what} (default: 1000; 0 disables it; at most "
+        f"{F.MAX_BOOTSTRAP}; the cost grows with B times the number of responses; run only when the "
+        "interval is written or gated)",
     )
-    g.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
-    g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    g.add_argument(
+        "--confidence",
+        type=_finite_float("--confidence", lambda v: 0.0 < v < 1.0, "a number between 0 and 1"),
+        default=0.95,
+        help="CI level (default: 0.95)",
+    )
+    g.add_argument(
+        "--seed", type=_int_option("--seed", -_SEED_MAX, _SEED_MAX), default=0, help="bootstrap seed (default: 0)"
+    )
 
 
-def _ci(values: Sequence[Any], args: argparse.Namespace) -> F.BootstrapCI:
-    if args.bootstrap == 0:  # disabled: no interval
-        return F.BootstrapCI(F.np_mean(values), math.nan, math.nan, args.confidence, 0, args.seed)
-    if args.bootstrap < 0:
-        raise ScoringError("--bootstrap must be >= 0 (0 disables the interval)")
-    return F.bootstrap_mean_ci(values, n_resamples=args.bootstrap, confidence=args.confidence, seed=args.seed)
+def _ci_needed(args: argparse.Namespace) -> bool:
+    """The bootstrap runs only when a report format shows it or a gate reads it."""
+    if any(t.fmt in ("json", "text", "markdown") for t in report_targets(args)):
+        return True
+    return any("_ci_" in g for g in getattr(args, "gate", None) or [])
 
 
-def _ci_dict(ci: F.BootstrapCI) -> Dict[str, Any]:
-    return {"confidence": ci.confidence, "low": ci.low, "high": ci.high, "n_resamples": ci.n_resamples, "seed": ci.seed}
+def _gate_trailer(outcomes: Sequence[GateOutcome], passed: bool) -> str:
+    gates = [
+        {
+            "gate": o.text,
+            "name": o.name,
+            "op": o.op,
+            "threshold": o.threshold,
+            "value": None if isinstance(o.value, float) and not math.isfinite(o.value) else o.value,
+            "passed": o.passed,
+        }
+        for o in outcomes
+    ]
+    return json.dumps({"gates": gates, "pass": passed}, ensure_ascii=False) + "\n"
 
 
-def _jsonl(report: Report, outcomes: Any) -> str:
+def _jsonl(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     lines = report.result.get("lines", [])
-    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-
-
-def _read_json_object(path: str) -> Dict[str, Any]:
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise ScoringError("expected a JSON object (an experiment result)", path=path)
-    return data
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    if outcomes:
+        text += _gate_trailer(outcomes, overall_pass(report, outcomes))
+    return text
 
 
 def _no_subcommand(args: argparse.Namespace, io: CliIO) -> int:
-    raise ScoringError("factuality: choose a subcommand: f1k, safe, factscore, veriscore, correlate (see --help)")
+    raise ScoringError(
+        "factuality: choose a subcommand: f1k, safe, factscore, veriscore, correlate, judge (see --help)"
+    )
 
 
 # --------------------------------------------------------------------------- register
@@ -127,7 +141,7 @@ def register(sub: Any) -> None:
         help="long-form factuality: SAFE F1@K, FActScore, VeriScore, correlations",
         description="Long-form factuality metrics with reference parity: SAFE (google-deepmind/"
         "long-form-factuality), FActScore and VeriScore aggregation, and the SAFE-vs-human "
-        "correlation study. The LLM claim splitting/rating is not run here.",
+        "correlation study. The LLM claim splitting/rating is not run here (see 'factuality judge').",
     )
     top.set_defaults(func=_no_subcommand)
     fs = top.add_subparsers(dest="factuality_command", metavar="SUBCOMMAND")
@@ -138,7 +152,9 @@ def register(sub: Any) -> None:
         description="One output line per input line {supported, not_supported, "
         "max_claims?}, exactly as SAFE's calculate_metrics. A per-line max_claims "
         "overrides --max-claims (null = SAFE's default 100). Bad lines get an "
-        "'error' key instead of aborting. Default output: JSON Lines.",
+        "'error' key instead of aborting; a file without any valid line is an error. "
+        "Default output: JSON Lines, written while reading; with --gate a last line "
+        '{"gates": [...], "pass": ...} shows the gated values.',
     )
     p.add_argument("--input", required=True, metavar="COUNTS.jsonl", help="counts (JSONL, JSON, CSV or TSV)")
     p.add_argument(
@@ -149,7 +165,7 @@ def register(sub: Any) -> None:
         "median (upper median), max, pNN (nearest-rank percentile)",
     )
     _add_boot_options(p, "the mean F1@K")
-    add_report_options(p, extra_formats=("jsonl",), default_format="jsonl")
+    add_report_options(p, extra_formats=("jsonl",), default_format="jsonl", per_item=True)
     p.set_defaults(func=run_f1k)
 
     p = fs.add_parser(
@@ -157,7 +173,8 @@ def register(sub: Any) -> None:
         help="SAFE run_eval aggregation (f1_<K>, side*_avg_*, side*_std_*)",
         description="Reproduce eval/run_eval.py's aggregation of an experiment result "
         "that already holds SAFE ratings; the default output is the exact JSON text "
-        "run_eval writes.",
+        "run_eval writes. As run_eval, every side rated in prompt 0 is summarised "
+        "(the --no-eval-side flags apply with --variant sides_by_flags).",
     )
     p.add_argument("--input", required=True, metavar="SAFE_RESULTS.json", help="experiment result JSON")
     p.add_argument(
@@ -168,11 +185,11 @@ def register(sub: Any) -> None:
         metavar="K|median|max|pNN",
         help="run_eval's --max_claim (default: -1, i.e. K=100 with key f1_-1), or a rule over the rated prompts' S+NS",
     )
-    p.add_argument("--no-eval-side1", dest="eval_side1", action="store_false", help="do not aggregate side 1")
-    p.add_argument("--no-eval-side2", dest="eval_side2", action="store_false", help="do not aggregate side 2")
+    p.add_argument("--no-eval-side1", dest="eval_side1", action="store_false", help="with sides_by_flags: skip side 1")
+    p.add_argument("--no-eval-side2", dest="eval_side2", action="store_false", help="with sides_by_flags: skip side 2")
     _add_boot_options(p, "each side's mean F1@K")
     add_report_options(
-        p, extra_formats=("safe",), default_format="safe", variants=("f1_key_effective_k", "aggregate_all_rated")
+        p, extra_formats=("safe",), default_format="safe", variants=F.COMMAND_VARIANTS["safe"], per_item=True
     )
     p.set_defaults(func=run_safe)
 
@@ -184,9 +201,14 @@ def register(sub: Any) -> None:
         '["S","NS","IR",...]}. S counts as supported, NS and IR as not.',
     )
     p.add_argument("--input", required=True, metavar="LABELED.jsonl", help="labelled responses")
-    p.add_argument("--gamma", type=int, default=10, help="length-penalty gamma; 0 disables it (default: 10)")
+    p.add_argument(
+        "--gamma",
+        type=_int_option("--gamma", 0, 10**6),
+        default=10,
+        help="length-penalty gamma; 0 disables it (default: 10)",
+    )
     _add_boot_options(p, "the score")
-    add_report_options(p, variants=("factscore_excl_ir",))
+    add_report_options(p, variants=F.COMMAND_VARIANTS["factscore"], per_item=True)
     p.set_defaults(func=run_factscore)
 
     p = fs.add_parser(
@@ -196,7 +218,7 @@ def register(sub: Any) -> None:
         "prompt_source), supported, total_claims, abstained?}.",
     )
     p.add_argument("--input", required=True, metavar="COUNTS.jsonl", help="per-response counts")
-    add_report_options(p, variants=("veriscore_py312_sum",))
+    add_report_options(p, variants=F.COMMAND_VARIANTS["veriscore"], per_item=True)
     p.set_defaults(func=run_veriscore)
 
     p = fs.add_parser(
@@ -204,7 +226,8 @@ def register(sub: Any) -> None:
         help="Pearson/Spearman with two-sided p-values (scipy parity)",
         description="Per line of {x: [...], y: [...]}: Pearson and Spearman with p-values "
         "(null where undefined); or two columns of a table (--x COL --y COL); or the "
-        "SAFE-vs-human study (--labeled ... --safe SAFE.jsonl). Default output: JSON Lines.",
+        "SAFE-vs-human study (--labeled ... --safe SAFE.jsonl). Default output: JSON Lines "
+        '(with --gate, a last line {"gates": [...], "pass": ...}).',
     )
     p.add_argument("--input", metavar="PAIRS.jsonl", help="pairs per line, or a table with --x/--y")
     p.add_argument("--x", metavar="COL", help="column for x (table mode; passed first, like FActScore)")
@@ -221,500 +244,254 @@ def register(sub: Any) -> None:
         metavar="SAFE.jsonl",
         help="SAFE per-response metrics {model_name, line|topic, Supported/supported, ...}",
     )
-    add_report_options(p, extra_formats=("jsonl",), default_format="jsonl", variants=("pearson_fsum",))
+    add_report_options(
+        p,
+        extra_formats=("jsonl",),
+        default_format="jsonl",
+        variants=F.COMMAND_VARIANTS["correlate"],
+        per_item=True,
+    )
     p.set_defaults(func=run_correlate)
 
-    from ._judge_factuality import register_factuality_judge
-
-    register_factuality_judge(fs)
+    register_judge(fs)
 
 
 # --------------------------------------------------------------------------- f1k
 
 
-def compute_f1k(path: str, args: argparse.Namespace) -> Report:
-    fixed_k, rule = _parse_k(args.max_claims)
-    parsed: List[Tuple[int, Dict[str, Any], Any]] = []  # (line, record, counts or error text)
-    for lineno, rec in iter_records(path):
-        try:
-            s = _number(rec.get("supported"), "supported")
-            n = _number(rec.get("not_supported"), "not_supported")
-            k_override: Any = "flag"
-            if "max_claims" in rec:
-                raw_k = rec["max_claims"]
-                # null (or an empty CSV cell) means SAFE's default K
-                k_override = None if raw_k is None or raw_k == "" else _number(raw_k, "max_claims")
-            parsed.append((lineno, rec, (s, n, k_override)))
-        except ValueError as exc:
-            parsed.append((lineno, rec, str(exc)))
-    if fixed_k is None:
-        pool = [c[0] + c[1] for _, _, c in parsed if not isinstance(c, str) and c[0] >= 0 and c[1] >= 0]
-        try:
-            flag_k = F.select_k(pool, rule)
-        except ScoringError as exc:
-            raise ScoringError(exc.msg, path=path, field="max_claims") from None
-    else:
-        flag_k = fixed_k
-    lines: List[Dict[str, Any]] = []
-    diagnostics: List[str] = []
-    f1s: List[Any] = []
-    precisions: List[float] = []
-    recalls: List[Any] = []
-    for lineno, rec, counts in parsed:
-        out: Dict[str, Any] = {}
-        if "id" in rec:
-            out["id"] = rec["id"]
-        if isinstance(counts, str):
-            out["error"] = counts
-        else:
-            s, n, k_override = counts
-            k = flag_k if k_override == "flag" else (F.DEFAULT_MAX_CLAIMS if k_override is None else k_override)
-            try:
-                res = F.f1_at_k(s, n, max_claims=k)
-            except ScoringError as exc:
-                out["error"] = exc.msg
-            else:
-                out.update(precision=res.precision, recall_at_k=res.recall_at_k, f1_at_k=res.f1_at_k, max_claims=k)
-                f1s.append(res.f1_at_k)
-                recalls.append(res.recall_at_k)
-                if res.precision is not None:
-                    precisions.append(res.precision)
-        if "error" in out:
-            diagnostics.append(f"{path}:{lineno}: {out['error']}")
-        lines.append(out)
-    ci = _ci(f1s, args)
-    summary = {
-        "max_claims": flag_k,
-        "k_rule": rule,
-        "n_lines": len(lines),
-        "n_scored": len(f1s),
-        "n_errors": len(lines) - len(f1s),
-        "f1_mean": F.np_mean(f1s),
-        "f1_std": F.np_std(f1s),
-        "f1_mean_ci_low": ci.low,
-        "f1_mean_ci_high": ci.high,
-        "precision_mean": F.np_mean(precisions),
-        "recall_mean": F.np_mean(recalls),
-    }
-    result = dict(_clean(summary))
-    result["bootstrap"] = _clean(_ci_dict(ci))
-    result["lines"] = _clean(lines)
-    metrics: Dict[str, Any] = {
-        k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in summary.items() if k != "k_rule"
-    }
-    sig = F.signature(F.REF_SAFE, (), [("K", flag_k), ("k_rule", _k_rule_param(rule))] + _boot_params(args))
-    return Report(_FAMILY, sig, result, metrics, diagnostics)
+class _LineStream:
+    """Where ``f1k`` writes its JSONL lines while it reads.
+
+    On stdout, lines are held until the first valid one, so that an input
+    without any valid line prints nothing (and exits 2).
+    """
+
+    def __init__(self, fh: TextIO, hold: bool) -> None:
+        self.fh = fh
+        self.held: Optional[List[str]] = [] if hold else None
+
+    def write(self, text: str, valid: bool) -> None:
+        if self.held is None:
+            self.fh.write(text)
+            return
+        self.held.append(text)
+        if valid:
+            self.fh.write("".join(self.held))
+            self.held = None
 
 
 def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
-    return emit_report(compute_f1k(args.input, args), args, io, formatters={"jsonl": _jsonl})
+    gates = prepare(args, inputs=[args.input], metric_names=F.F1kAccumulator.metric_names())
+    targets = report_targets(args)
+    streams = [t for t in targets if t.fmt == "jsonl"]
+    others = [t for t in targets if t.fmt != "jsonl"]
+    with_ci = _ci_needed(args)
+    with contextlib.ExitStack() as stack:
+        sinks: List[_LineStream] = []
+        for t in streams:
+            if t.path is None:
+                sinks.append(_LineStream(io.stdout, hold=True))
+            else:
+                sinks.append(_LineStream(stack.enter_context(atomic_writer(t.path)), hold=False))
+        per_item = stack.enter_context(item_sink(args.per_item))
+
+        def on_item(row: ItemRow) -> None:
+            if per_item is not None:
+                per_item(row)
+            if sinks:
+                text = json.dumps(F.f1k_output_line(row), ensure_ascii=False) + "\n"
+                for s in sinks:
+                    s.write(text, "error" not in row)
+
+        report = F.f1k_file(
+            args.input,
+            max_claims=args.max_claims,
+            bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            with_ci=with_ci,
+            on_item=on_item,
+        )
+        check_gate_names(gates, report.metrics)
+        outcomes = evaluate_gates(gates, report.metrics)
+        if outcomes:
+            trailer = _gate_trailer(outcomes, overall_pass(report, outcomes))
+            for s in sinks:
+                s.write(trailer, True)
+    if others:
+        ns = argparse.Namespace(**vars(args))
+        ns.output = [f"{t.fmt}:{t.path if t.path is not None else '-'}" for t in others]
+        return emit_report(report, ns, io)
+    for o in outcomes:
+        if o.passed is False:
+            io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")
+    return 0 if overall_pass(report, outcomes) else 1
 
 
 # --------------------------------------------------------------------------- safe
 
 
-def _rated_relevant_counts(result: Mapping[str, Any], args: argparse.Namespace) -> List[Any]:
-    pool: List[Any] = []
-    prompts = result.get("per_prompt_data")
-    if not isinstance(prompts, list):
-        return pool
-    for n, flag in ((1, args.eval_side1), (2, args.eval_side2)):
-        if not flag or result.get(f"side_{n}") in ("none", "placeholder"):
-            continue
-        for prompt in prompts:
-            data = prompt.get(f"side{n}_posthoc_eval_data") if isinstance(prompt, dict) else None
-            if isinstance(data, dict):
-                s, ns = data.get(F.SUPPORTED_LABEL), data.get(F.NOT_SUPPORTED_LABEL)
-                if (
-                    isinstance(s, (int, float))
-                    and isinstance(ns, (int, float))
-                    and F._is_number(s)
-                    and F._is_number(ns)
-                ):
-                    pool.append(s + ns)
-    return pool
-
-
-def compute_safe(path: str, args: argparse.Namespace, variants: Sequence[str]) -> Tuple[Report, str]:
-    data = _read_json_object(path)
-    fixed_k, rule = _parse_k(args.max_claim)
-    if fixed_k is None:
-        try:
-            max_claim = F.select_k(_rated_relevant_counts(data, args), rule)
-        except ScoringError as exc:
-            raise ScoringError(exc.msg, path=path, field="max_claim") from None
-    else:
-        max_claim = fixed_k
-    try:
-        res = F.run_eval_aggregate(
-            data, max_claim=max_claim, eval_side1=args.eval_side1, eval_side2=args.eval_side2, variants=variants
-        )
-    except ScoringError as exc:
-        raise ScoringError(exc.msg, path=path, record=exc.record, field=exc.field) from None
-    text = F.dumps_reference(res.result)
-    metrics: Dict[str, Any] = {}
-    for key, value in res.added.items():
-        metrics[key] = None if math.isnan(value) else value
-    boots: Dict[str, Any] = {}
-    aggregated = [s for s in res.rated_sides if any(k.startswith(f"{s}_avg_") for k in res.added)]
-    for side in aggregated:
-        f1s = [v for v in res.per_prompt_f1[side] if v is not None]
-        ci = _ci(f1s, args)
-        boots[side] = _ci_dict(ci)
-        metrics[f"{side}_f1_mean_ci_low"] = None if math.isnan(ci.low) else ci.low
-        metrics[f"{side}_f1_mean_ci_high"] = None if math.isnan(ci.high) else ci.high
-        if len(aggregated) == 1:
-            metrics["f1_mean"] = None if math.isnan(ci.mean) else ci.mean
-            metrics["f1_mean_ci_low"] = metrics[f"{side}_f1_mean_ci_low"]
-            metrics["f1_mean_ci_high"] = metrics[f"{side}_f1_mean_ci_high"]
-    summary = {
-        "max_claim": args.max_claim if fixed_k is not None else rule,
-        "max_claims": res.max_claims,
-        "f1_key": res.f1_key,
-        "rated_sides": res.rated_sides,
-        "aggregates": _clean(res.added),
-        "per_prompt_f1": res.per_prompt_f1,
-        "bootstrap": _clean(boots),
-    }
-    params: List[Tuple[str, object]] = [("max_claim", max_claim), ("K", res.max_claims)]
-    if fixed_k is None:
-        params.append(("k_rule", _k_rule_param(rule)))
-    params += [("eval_side1", args.eval_side1), ("eval_side2", args.eval_side2)] + _boot_params(args)
-    sig = F.signature(F.REF_SAFE, variants, params)
-    return Report(_FAMILY, sig, summary, metrics, res.diagnostics), text
-
-
 def run_safe(args: argparse.Namespace, io: CliIO) -> int:
-    report, text = compute_safe(args.input, args, selected_variants(args))
+    prepare(args, inputs=[args.input])
+    with item_sink(args.per_item) as on_item:
+        res = F.safe_evaluate(
+            args.input,
+            max_claim=args.max_claim,
+            eval_side1=args.eval_side1,
+            eval_side2=args.eval_side2,
+            bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            variants=selected_variants(args),
+            with_ci=_ci_needed(args),
+            on_item=on_item,
+        )
+    text = F.dumps_reference(res.result)
+    assert res.report is not None
 
     def _safe(rep: Report, outcomes: Any) -> str:
         return text
 
-    return emit_report(report, args, io, formatters={"safe": _safe})
+    return emit_report(res.report, args, io, formatters={"safe": _safe})
 
 
 # --------------------------------------------------------------------------- factscore
 
 
-def compute_factscore(path: str, args: argparse.Namespace, variants: Sequence[str]) -> Report:
-    exclude_ir = "factscore_excl_ir" in variants
-    decisions: List[Optional[List[bool]]] = []
-    ids: List[str] = []
-    for lineno, rec in iter_records(path):
-        where = f"{path}:{lineno}"
-        decisions.append(F.labeled_decisions(rec, exclude_ir=exclude_ir, where=where))
-        label = rec.get("id", rec.get("topic"))
-        ids.append(f"{where} ({label})" if label is not None else where)
-    if args.gamma < 0:
-        raise ScoringError("--gamma must be >= 0", field="gamma")
-    res = F.factscore(decisions, gamma=args.gamma, ids=ids)
-    ci = _ci(res.per_response_score, args)
-    summary: Dict[str, Any] = {
-        "score": res.score,
-        "respond_ratio": res.respond_ratio,
-        "num_facts_per_response": res.num_facts_per_response,
-    }
-    if args.gamma:
-        summary["init_score"] = res.init_score
-    summary["num_responses"] = res.num_responses
-    summary["num_responding"] = res.num_responding
-    summary["score_ci_low"] = ci.low
-    summary["score_ci_high"] = ci.high
-    metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in summary.items()}
-    result = dict(_clean(summary))
-    result["bootstrap"] = _clean(_ci_dict(ci))
-    labels = "S/(S+NS)" if exclude_ir else "S/(S+NS+IR)"
-    sig = F.signature(F.REF_FACTSCORE, variants, [("gamma", args.gamma), ("score", labels)] + _boot_params(args))
-    return Report(_FAMILY, sig, result, metrics, list(res.diagnostics))
-
-
 def run_factscore(args: argparse.Namespace, io: CliIO) -> int:
-    return emit_report(compute_factscore(args.input, args, selected_variants(args)), args, io)
+    prepare(args, inputs=[args.input], metric_names=F.FactScoreAccumulator.metric_names(gamma=args.gamma))
+    with item_sink(args.per_item) as on_item:
+        report = F.factscore_file(
+            args.input,
+            gamma=args.gamma,
+            bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            variants=selected_variants(args),
+            with_ci=_ci_needed(args),
+            on_item=on_item,
+        )
+    return emit_report(report, args, io)
 
 
 # --------------------------------------------------------------------------- veriscore
 
 
-def compute_veriscore(path: str, variants: Sequence[str]) -> Report:
-    records: List[Dict[str, Any]] = []
-    problems: List[str] = []
-    for lineno, rec in iter_records(path):
-        where = f"{path}:{lineno}"
-        domain = rec.get("domain", rec.get("prompt_source"))
-        if domain is None:
-            raise ScoringError("missing 'domain' (or 'prompt_source')", path=path, line=lineno)
-        abstained = rec.get("abstained", False)
-        if abstained not in (True, False, None):
-            raise ScoringError("expected true or false", path=path, line=lineno, field="abstained")
-        try:
-            s = _number(rec.get("supported"), "supported")
-            total = _number(rec.get("total_claims"), "total_claims")
-        except ValueError as exc:
-            if abstained:
-                s, total = 0, 0
-            else:
-                raise ScoringError(str(exc), path=path, line=lineno) from None
-        if s < 0 or total < 0:
-            raise ScoringError(f"counts must not be negative, got {s} and {total}", path=path, line=lineno)
-        if s > total:
-            problems.append(
-                f"{where}: supported {s} > total_claims {total} (precision > 1; kept as the reference would)"
-            )
-        records.append(
-            {
-                "model": str(rec.get("model", rec.get("model_name", ""))),
-                "domain": str(domain),
-                "supported": s,
-                "total_claims": total,
-                "abstained": bool(abstained),
-                "id": rec.get("id", where),
-            }
-        )
-    res = F.veriscore(records, variants=variants)
-    problems.extend(res.diagnostics)
-    metrics: Dict[str, Any] = {}
-    rows = []
-    for row in res.rows:
-        tag = ".".join(p for p in (row.model, row.domain) if p)
-        metrics[f"veriscore.{tag}"] = row.veriscore
-        metrics[f"f1_at_k_max.{tag}"] = row.f1_at_k_max
-        rows.append(row._asdict())
-    if len(res.rows) == 1:
-        metrics["veriscore"] = res.rows[0].veriscore
-        metrics["f1_at_k_max"] = res.rows[0].f1_at_k_max
-    result = {
-        "domains": {d: {"k_median": k[0], "k_max": k[1]} for d, k in res.domains.items()},
-        "scores": rows,
-    }
-    sum_rule = "py312_compensated" if "veriscore_py312_sum" in variants else "sequential"
-    sig = F.signature(F.REF_VERISCORE, variants, [("K", "upper_median,max"), ("mean", sum_rule)])
-    return Report(_FAMILY, sig, result, metrics, problems)
-
-
 def run_veriscore(args: argparse.Namespace, io: CliIO) -> int:
-    return emit_report(compute_veriscore(args.input, selected_variants(args)), args, io)
+    prepare(args, inputs=[args.input])
+    with item_sink(args.per_item) as on_item:
+        report = F.veriscore_file(args.input, variants=selected_variants(args), on_item=on_item)
+    return emit_report(report, args, io)
 
 
 # --------------------------------------------------------------------------- correlate
 
 
-def _corr_dict(res: F.CorrelationResult) -> Dict[str, Any]:
-    return {"statistic": _clean(res.statistic), "pvalue": _clean(res.pvalue)}
-
-
-def _labeled_files(paths: Sequence[str]) -> List[str]:
-    files: List[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            names = sorted(n for n in os.listdir(path) if n.endswith(".jsonl") and "_" not in n)
-            if not names:
-                raise ScoringError("no *.jsonl labelled files (without '_') here", path=path)
-            files.extend(os.path.join(path, n) for n in names)
-        else:
-            files.append(path)
-    return files
-
-
-def compute_study(labeled: Sequence[str], safe_path: str, variants: Sequence[str]) -> Report:
-    keys: List[Tuple[str, int, str]] = []
-    human: List[Dict[str, Any]] = []
-    for path in _labeled_files(labeled):
-        model = os.path.basename(path).split(".")[0]
-        for lineno, rec in iter_records(path):
-            counts = F.human_label_counts(rec, where=f"{path}:{lineno}")
-            if counts is None:
-                continue
-            keys.append((model, lineno - 1, str(rec.get("topic", ""))))
-            human.append(F.study_metrics_human(counts))
-    by_line = {(m, line): i for i, (m, line, _) in enumerate(keys)}
-    by_topic: Dict[Tuple[str, str], int] = {}
-    for i, (m, _, topic) in enumerate(keys):
-        by_topic.setdefault((m, topic), i)
-    safe: List[Dict[str, Any]] = [{} for _ in human]
-    diagnostics: List[str] = []
-    for lineno, rec in iter_records(safe_path):
-        where = f"{safe_path}:{lineno}"
-        model = str(rec.get("model_name"))
-        if "line" in rec:
-            idx = by_line.get((model, rec["line"]))
-        elif "topic" in rec:
-            idx = by_topic.get((model, rec["topic"]))
-        else:
-            raise ScoringError("needs model_name and line (0-based) or topic", path=safe_path, line=lineno)
-        if idx is None:
-            raise ScoringError(
-                f"no labelled response for model_name={model!r} "
-                f"{'line' if 'line' in rec else 'topic'}={rec.get('line', rec.get('topic'))!r}",
-                path=safe_path,
-                line=lineno,
-            )
-        safe[idx] = F.study_metrics_safe(rec, where=where)
-    missing = sum(1 for d in safe if not d)
-    if missing:
-        diagnostics.append(f"{missing} of {len(human)} labelled responses have no SAFE line (dropped per metric)")
-    results = F.correlation_study(human, safe, variants=variants)
-    lines = []
-    metrics: Dict[str, Any] = {"n_responses": len(human)}
-    for r in results:
-        lines.append(
-            {"metric": r.metric, "n": r.n, "pearson": _corr_dict(r.pearson), "spearman": _corr_dict(r.spearman)}
-        )
-        for name, res in (("pearson", r.pearson), ("spearman", r.spearman)):
-            metrics[f"{name}.{r.metric}"] = None if math.isnan(res.statistic) else res.statistic
-            metrics[f"{name}_pvalue.{r.metric}"] = None if math.isnan(res.pvalue) else res.pvalue
-        metrics[f"n.{r.metric}"] = r.n
-    display = {
-        r.metric: {
-            "pearson": [round(r.pearson.statistic, 3), F.round_to_sigfigs(r.pearson.pvalue, 3)],
-            "spearman": [round(r.spearman.statistic, 3), F.round_to_sigfigs(r.spearman.pvalue, 3)],
-        }
-        for r in results
-    }
-    result = {"n_responses": len(human), "lines": lines, "display": _clean(display)}
-    sig = F.signature(
-        F.REF_SAFE, variants, [("mode", "study"), ("order", "sorted_files"), ("alternative", "two-sided")]
-    )
-    return Report(_FAMILY, sig, result, metrics, diagnostics)
-
-
-def _column(records: Sequence[Tuple[int, Dict[str, Any]]], col: str, path: str) -> List[Any]:
-    out = []
-    for lineno, rec in records:
-        if col not in rec:
-            raise ScoringError(f"no column {col!r}", path=path, line=lineno)
-        try:
-            out.append(_number(rec[col], col))
-        except ValueError as exc:
-            raise ScoringError(str(exc), path=path, line=lineno) from None
-    return out
-
-
-def compute_correlate(args: argparse.Namespace, variants: Sequence[str]) -> Report:
+def run_correlate(args: argparse.Namespace, io: CliIO) -> int:
+    inputs: List[Optional[str]] = [args.input, args.safe] + list(args.labeled)
+    prepare(args, inputs=inputs)
+    variants = selected_variants(args)
     if args.labeled or args.safe:
         if not (args.labeled and args.safe):
             raise ScoringError("the study needs both --labeled and --safe")
         if args.input:
             raise ScoringError("use either --input or --labeled/--safe")
-        return compute_study(args.labeled, args.safe, variants)
-    if not args.input:
+    elif not args.input:
         raise ScoringError("give --input PAIRS.jsonl (or --labeled ... --safe ...)")
-    if (args.x is None) != (args.y is None):
+    elif (args.x is None) != (args.y is None):
         raise ScoringError("table mode needs both --x and --y")
-    lines: List[Dict[str, Any]] = []
-    diagnostics: List[str] = []
-    if args.x is not None:
-        records = list(iter_records(args.input))
-        xs, ys = _column(records, args.x, args.input), _column(records, args.y, args.input)
-        p, s = F.pearson(xs, ys, variants=variants), F.spearman(xs, ys)
-        lines.append({"pearson": _corr_dict(p), "spearman": _corr_dict(s)})
-    else:
-        for lineno, rec in iter_records(args.input):
-            out: Dict[str, Any] = {}
-            if "id" in rec:
-                out["id"] = rec["id"]
-            x, y = rec.get("x"), rec.get("y")
-            if not isinstance(x, list) or not isinstance(y, list):
-                out["error"] = "x and y must be lists of numbers"
-            else:
-                try:
-                    p, s = F.pearson(x, y, variants=variants), F.spearman(x, y)
-                    out.update(pearson=_corr_dict(p), spearman=_corr_dict(s))
-                except ScoringError as exc:
-                    out["error"] = str(exc)
-            if "error" in out:
-                diagnostics.append(f"{args.input}:{lineno}: {out['error']}")
-            lines.append(out)
-    metrics: Dict[str, Any] = {"n_lines": len(lines), "n_errors": sum(1 for d in lines if "error" in d)}
-    if len(lines) == 1 and "error" not in lines[0]:
-        for name in ("pearson", "spearman"):
-            metrics[name] = lines[0][name]["statistic"]
-            metrics[f"{name}_pvalue"] = lines[0][name]["pvalue"]
-    mode = "table" if args.x is not None else "pairs"
-    sig = F.signature(F.REF_SAFE, variants, [("mode", mode), ("alternative", "two-sided")])
-    return Report(_FAMILY, sig, {"lines": lines}, metrics, diagnostics)
+    with item_sink(args.per_item) as on_item:
+        if args.labeled:
+            report = F.study_file(args.labeled, args.safe, variants=variants, on_item=on_item)
+        elif args.x is not None:
+            report = F.correlate_table_file(args.input, x=args.x, y=args.y, variants=variants, on_item=on_item)
+        else:
+            report = F.correlate_file(args.input, variants=variants, on_item=on_item)
+    return emit_report(report, args, io, formatters={"jsonl": _jsonl})
 
 
-def run_correlate(args: argparse.Namespace, io: CliIO) -> int:
-    return emit_report(compute_correlate(args, selected_variants(args)), args, io, formatters={"jsonl": _jsonl})
+# --------------------------------------------------------------------------- judge
 
 
-# --------------------------------------------------------------------------- demo
+def register_judge(fsub: Any) -> None:
+    """Add ``factuality judge`` to the ``factuality`` sub-parsers."""
+    j = fsub.add_parser(
+        "judge",
+        help="search-free SAFE: atomic facts rated Supported / Not Supported / Irrelevant against given passages",
+        description="Rate every response's atomic facts with an LLM judge against the record's own passages "
+        "(SAFE steps 1-4 with the search replaced by the passages) and write per-response counts for "
+        "'factuality f1k'. Prompts are our own wording; --judge-template STEP=FILE for steps "
+        + ", ".join(TEMPLATE_STEPS)
+        + ".",
+    )
+    j.add_argument("--input", required=True, metavar="RESPONSES.jsonl", help="records {id, prompt, response, passages}")
+    j.add_argument(
+        "--output",
+        required=True,
+        metavar="COUNTS.jsonl",
+        help="per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}",
+    )
+    j.add_argument("--response-field", default="response", metavar="NAME")
+    j.add_argument("--prompt-field", default="prompt", metavar="NAME")
+    j.add_argument(
+        "--passages-field", default="passages", metavar="NAME", help="list of passage strings (or one string)"
+    )
+    add_judge_options(j)
+    g = j.add_argument_group("report and gates")
+    g.add_argument("--format", choices=list(FORMATS), default="json", help="report format (default: json)")
+    g.add_argument("--report", metavar="PATH", help="write the report to PATH atomically instead of stdout")
+    g.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar='"NAME OP VALUE"',
+        help="on the counts and judge_calls, judge_cache_hits, judge_failures, judge_unparseable; repeatable",
+    )
+    add_per_item_option(g)
+    j.set_defaults(func=run_judge)
 
 
-def _demo_args(**kw: Any) -> argparse.Namespace:
-    base = {"bootstrap": 1000, "confidence": 0.95, "seed": 0, "eval_side1": True, "eval_side2": True}
-    base.update(kw)
-    return argparse.Namespace(**base)
-
-
-def _read(path: str) -> str:
-    return read_text(path, what="gold sample")
-
-
-def demo(io: CliIO) -> str:
-    """Run every subcommand on gold_samples/factuality and compare with the expected files."""
-    base = gold_samples_dir("factuality")
-    out: List[str] = []
-
-    rep = compute_f1k(os.path.join(base, "counts.jsonl"), _demo_args(max_claims="64"))
-    got = _jsonl(rep, ())
-    if got != _read(os.path.join(base, "expected_f1k.jsonl")):
-        raise ScoringError("f1k output differs from expected_f1k.jsonl", path=base)
-    out.append(
-        f"f1k: {rep.metrics['n_scored']} lines scored, {rep.metrics['n_errors']} with errors, "
-        f"mean F1@K (K=64 unless a line overrides it) = {rep.metrics['f1_mean']:.4f} "
-        f"(95% CI {rep.metrics['f1_mean_ci_low']:.4f}..{rep.metrics['f1_mean_ci_high']:.4f})"
-        " (matches expected_f1k.jsonl)"
+def _judge_namespace(args: argparse.Namespace) -> argparse.Namespace:
+    # --output is the judged file here (the records), --report the report
+    return argparse.Namespace(
+        format=args.format,
+        output=[args.report] if args.report else [],
+        gate=args.gate,
+        per_item=args.per_item,
+        records=args.output,
+        judge_cache=args.judge_cache,
     )
 
-    rep, text = compute_safe(os.path.join(base, "safe_results.json"), _demo_args(max_claim="64"), ())
-    if text != _read(os.path.join(base, "expected_safe_max_claim_64.json")):
-        raise ScoringError("safe output differs from expected_safe_max_claim_64.json", path=base)
-    out.append(
-        f"safe: side2_avg_f1_64 = {rep.metrics['side2_avg_f1_64']!r}, "
-        f"side2_std_f1_64 = {rep.metrics['side2_std_f1_64']!r} "
-        "(byte-for-byte equal to run_eval's output in expected_safe_max_claim_64.json)"
-    )
 
-    expected = json.loads(_read(os.path.join(base, "expected_factscore.json")))
-    rep = compute_factscore(os.path.join(base, "labels.jsonl"), _demo_args(gamma=10), ())
-    for key in ("score", "init_score", "respond_ratio", "num_facts_per_response"):
-        if rep.metrics[key] != float.fromhex(expected[key]):
-            raise ScoringError(f"factscore {key} differs from expected_factscore.json", path=base)
-    m = rep.metrics
-    out.append(
-        f"factscore: score {100 * float(m['score'] or 0):.1f}% (init {100 * float(m['init_score'] or 0):.1f}%), "
-        f"respond ratio {float(m['respond_ratio'] or 0):.3f} (matches expected_factscore.json)"
-    )
-
-    rep = compute_veriscore(os.path.join(base, "veriscore.jsonl"), ())
-    expected_v = json.loads(_read(os.path.join(base, "expected_veriscore.json")))
-    if json.loads(json.dumps(rep.result)) != expected_v:
-        raise ScoringError("veriscore output differs from expected_veriscore.json", path=base)
-    out.append(
-        "veriscore: "
-        + ", ".join(
-            f"{r['model']}/{r['domain']} {r['veriscore']:.3f} (K={r['k_median']})" for r in rep.result["scores"]
+def run_judge(args: argparse.Namespace, io: CliIO) -> int:
+    ns = _judge_namespace(args)
+    prepare(ns, inputs=[args.input])
+    records: List[Dict[str, Any]] = [rec for _, rec in iter_records(args.input)]
+    if not records:
+        raise ScoringError("no valid record: the file holds no response", path=args.input)
+    runner = judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
+    used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
+    try:
+        lines, diags = judge_responses(
+            records,
+            runner,
+            templates=used,
+            response_field=args.response_field,
+            prompt_field=args.prompt_field,
+            passages_field=args.passages_field,
         )
-        + " (matches expected_veriscore.json)"
+    finally:
+        runner.close()
+    acc = JudgeAccumulator(
+        judge_model=judge_model(runner), judge_template=template_signature(used), records=args.output
     )
-
-    rep = compute_correlate(
-        argparse.Namespace(input=os.path.join(base, "pairs.jsonl"), x=None, y=None, labeled=[], safe=None), ()
-    )
-    expected_c = [json.loads(line) for line in _read(os.path.join(base, "expected_correlate.jsonl")).splitlines()]
-    for got_line, exp in zip(rep.result["lines"], expected_c):
-        for test in ("pearson", "spearman"):
-            for key in ("statistic", "pvalue"):
-                g, e = got_line[test][key], exp[test][key]
-                if (g is None) != (e is None) or (g is not None and abs(g - e) > 1e-12 * max(1.0, abs(e))):
-                    raise ScoringError(f"correlate {exp.get('id')} {test}.{key} differs", path=base)
-        if got_line["spearman"]["statistic"] != exp["spearman"]["statistic"]:
-            raise ScoringError(f"correlate {exp.get('id')} spearman is not bit-exact", path=base)
-    if len(expected_c) != len(rep.result["lines"]):
-        raise ScoringError("correlate line count differs", path=base)
-    out.append(
-        f"correlate: {len(expected_c)} pairs, Spearman bit-exact and Pearson/p-values within 1e-12 "
-        "of scipy 1.12 (expected_correlate.jsonl)"
-    )
-    return "\n".join(out) + "\n"
+    for text in diags:
+        acc.note(text)
+    with atomic_writer(args.output) as fh, item_sink(args.per_item) as on_item:
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            row = {k: v for k, v in line.items() if k != "facts"}
+            if on_item is not None:
+                on_item(row)
+            acc.add(row)
+    return emit_report(with_judge_stats(acc.finalize(), runner), ns, io)

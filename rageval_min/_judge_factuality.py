@@ -23,23 +23,35 @@ Output: one line per response ``{"id", "supported", "not_supported", "irrelevant
 (``num_claims`` counts every extracted fact, irrelevant ones included, as SAFE's
 result).  A judge call that fails after the retries makes the whole response an
 error line ``{"id", "error"}``, which ``f1k`` reports and skips; nothing is guessed.
+
+This module is library code (prompts, parsing, :func:`judge_responses` and the
+report's :class:`JudgeAccumulator`); the ``factuality judge`` command line is in
+``_cmd_factuality.py``.
 """
 
-import argparse
-import json
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import _cli_judge, judges
-from ._io import atomic_writer, iter_records
-from ._report import Report
-from ._signature import make_signature
+from . import judges
 from .errors import ScoringError
+from .factuality import REF_SAFE, JudgeAccumulator
 from .judges import PromptTemplate, UnparseableAnswer
 
-__all__ = ["TEMPLATES", "register_factuality_judge", "run_factuality_judge", "split_sentences", "judge_responses"]
+__all__ = [
+    "FACT_PARAMS",
+    "JudgeAccumulator",
+    "RATER_PARAMS",
+    "TEMPLATES",
+    "TEMPLATE_STEPS",
+    "judge_responses",
+    "parse_facts",
+    "parse_rating",
+    "parse_relevance",
+    "parse_revised",
+    "split_sentences",
+]
 
-REF = "google-deepmind/long-form-factuality@9d27158"
+REF = REF_SAFE
 FACT_PARAMS: Dict[str, Any] = {"temperature": 0, "max_tokens": 512}
 RATER_PARAMS: Dict[str, Any] = {"temperature": 0.1, "max_tokens": 512}
 TEMPLATE_STEPS = ("facts", "revise", "relevance", "rate")
@@ -288,72 +300,3 @@ def judge_responses(
             }
         )
     return lines, diags
-
-
-def register_factuality_judge(fsub: Any) -> None:
-    """Add ``factuality judge`` to the ``factuality`` sub-parsers."""
-    from ._judge_families import _add_report_options
-
-    j = fsub.add_parser(
-        "judge",
-        help="search-free SAFE: atomic facts rated Supported / Not Supported / Irrelevant against given passages",
-        description="Rate every response's atomic facts with an LLM judge against the record's own passages "
-        "(SAFE steps 1-4 with the search replaced by the passages) and write per-response counts for "
-        "'factuality f1k'. Prompts are our own wording; --judge-template STEP=FILE for steps "
-        + ", ".join(TEMPLATE_STEPS)
-        + ".",
-    )
-    j.add_argument("--input", required=True, metavar="RESPONSES.jsonl", help="records {id, prompt, response, passages}")
-    j.add_argument(
-        "--output",
-        required=True,
-        metavar="COUNTS.jsonl",
-        help="per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}",
-    )
-    j.add_argument("--response-field", default="response", metavar="NAME")
-    j.add_argument("--prompt-field", default="prompt", metavar="NAME")
-    j.add_argument(
-        "--passages-field", default="passages", metavar="NAME", help="list of passage strings (or one string)"
-    )
-    _cli_judge.add_judge_options(j)
-    _add_report_options(j, variants=())
-    j.set_defaults(func=run_factuality_judge)
-
-
-def run_factuality_judge(args: argparse.Namespace, io: Any) -> int:
-    from ._judge_families import _emit, _with_judge
-
-    runner = _cli_judge.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
-    used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
-    try:
-        records = [rec for _, rec in iter_records(args.input)]
-        lines, diags = judge_responses(
-            records,
-            runner,
-            templates=used,
-            response_field=args.response_field,
-            prompt_field=args.prompt_field,
-            passages_field=args.passages_field,
-        )
-    finally:
-        runner.close()
-    with atomic_writer(args.output) as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-    ok = [x for x in lines if "error" not in x]
-    totals = {k: sum(x[k] for x in ok) for k in ("supported", "not_supported", "irrelevant", "num_claims", "dropped")}
-    result: Dict[str, Any] = {"responses": len(lines), "errors": len(lines) - len(ok), "output": args.output}
-    result.update(totals)
-    report = Report(
-        family="factuality",
-        signature=make_signature(
-            "factuality",
-            REF,
-            (),
-            [("step", "judge"), ("search", "passages"), ("judge_template", judges.template_signature(used))],
-        ),
-        result=result,
-        metrics={k: v for k, v in result.items() if isinstance(v, int)},
-        diagnostics=diags[:50],
-    )
-    return _emit(_with_judge(report, runner), args, io)

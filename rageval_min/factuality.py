@@ -10,11 +10,18 @@ Reference implementations (see ``specs/factuality.md``):
 * FActScore, ``shmsw25/FActScore@f28272d`` (``FactScorer.get_score``);
 * VeriScore, ``Yixiao-Song/VeriScore@7dd3352`` (per-domain K and F1@K).
 
-Everything here is a pure function over already parsed data; the CLI lives in
-``_cmd_factuality.py``.  numpy's float64 ``mean``/``std`` are emulated bit for
-bit (pairwise summation, see :func:`np_sum`), scipy's ``spearmanr`` bit for bit,
-``pearsonr`` and both p-values within the spec's 1e-12 tolerance, using only
-the standard library.
+The family follows the contract of ``docs/adding-a-family.md``: per scoring
+command (``f1k``, ``safe``, ``factscore``, ``veriscore``, ``correlate``) an item
+scorer (``<command>_item``), a registered accumulator with exact merges and a
+file-level function (``<command>_file``); the CLI lives in ``_cmd_factuality.py``.
+Accumulators keep, in input order, the values that numpy's pairwise sums,
+Python's sequential sums, ranks and the bootstrap need (their state grows with
+the input: 8 bytes per scored line for ``f1k``), and integer counts otherwise.
+
+numpy's float64 ``mean``/``std`` are emulated bit for bit (pairwise summation,
+see :func:`np_sum`), scipy's ``spearmanr`` bit for bit, ``pearsonr`` and both
+p-values within the spec's 1e-12 tolerance (Pearson: see :func:`pearson_tolerance`),
+using only the standard library.
 
 Reference quirks kept on purpose (all in the spec):
 
@@ -23,17 +30,23 @@ Reference quirks kept on purpose (all in the spec):
   on ties), so F1 can be the float ``1.0`` or the int ``0``;
 * the check order is K <= 0, then negative counts, then S == 0;
 * the per-prompt key carries the *raw* ``--max_claim`` flag (``f1_-1`` means K=100);
-* a side is skipped entirely when ``per_prompt_data[0]`` has no eval data;
+* ``run_eval`` summarises every side rated in ``per_prompt_data[0]``, whatever
+  the ``--eval_side`` flags and side names say, and leaves a side that prompt 0
+  lacks untouched (spec section 12; variant ``sides_by_flags`` is the earlier
+  flag-based choice);
 * means are over per-response F1 values, standard deviations are population ones.
 """
 
 import copy
 import json
 import math
+import os
 import random
 import re
+from array import array
 from typing import (
     Any,
+    Callable,
     Dict,
     Iterable,
     List,
@@ -46,11 +59,47 @@ from typing import (
     Union,
 )
 
+from ._contract import Accumulator, ItemRow, register_accumulator
+from ._io import iter_records, read_json
+from ._report import Report
 from ._signature import make_signature
-from ._stats import np_mean, np_std, np_sum, pairwise_sum
+from ._stats import betainc, betainc_complement, np_mean, np_std, np_sum, pairwise_sum, rankdata
 from .errors import ScoringError
 
 __all__ = [
+    "COMMAND_VARIANTS",
+    "CORRELATE_MODES",
+    "CorrelateAccumulator",
+    "F1kAccumulator",
+    "JudgeAccumulator",
+    "FAMILY",
+    "FactScoreAccumulator",
+    "MAX_BOOTSTRAP",
+    "REFERENCE",
+    "REFERENCES",
+    "SafeAccumulator",
+    "VeriScoreAccumulator",
+    "check_bootstrap",
+    "check_variants",
+    "correlate_file",
+    "correlate_item",
+    "correlate_table_file",
+    "f1k_file",
+    "f1k_item",
+    "f1k_output_line",
+    "factscore_file",
+    "factscore_item",
+    "k_rule_param",
+    "labeled_files",
+    "parse_max_claims",
+    "parse_number",
+    "pearson_tolerance",
+    "safe_evaluate",
+    "safe_file",
+    "safe_items",
+    "study_file",
+    "veriscore_file",
+    "veriscore_item",
     "DEFAULT_MAX_CLAIMS",
     "REF_SAFE",
     "REF_FACTSCORE",
@@ -99,18 +148,42 @@ Number = Union[int, float]
 DEFAULT_MAX_CLAIMS = 100
 """SAFE's code default for K (``metric_utils.DEFAULT_MAX_CLAIMS``); neither paper value."""
 
+FAMILY = "factuality"
 REF_SAFE = "google-deepmind/long-form-factuality@9d27158"
 REF_FACTSCORE = "shmsw25/FActScore@f28272d"
 REF_VERISCORE = "Yixiao-Song/VeriScore@7dd3352"
+REFERENCE = REF_SAFE
+"""The family's main reference (SAFE); :data:`REFERENCES` gives each command's."""
+
+REFERENCES: Dict[str, str] = {
+    "f1k": REF_SAFE,
+    "safe": REF_SAFE,
+    "factscore": REF_FACTSCORE,
+    "veriscore": REF_VERISCORE,
+    "correlate": REF_SAFE,
+    "judge": REF_SAFE,
+}
+"""Command -> the upstream ``owner/repo@commit`` it mirrors."""
 
 VARIANTS = (
-    "f1_key_effective_k",
     "aggregate_all_rated",
+    "f1_key_effective_k",
     "factscore_excl_ir",
-    "veriscore_py312_sum",
     "pearson_fsum",
+    "sides_by_flags",
+    "veriscore_py312_sum",
 )
-"""The opt-in variants of this family (names fixed by the spec)."""
+"""The opt-in variants of this family (names fixed by the spec, plus ``sides_by_flags``)."""
+
+COMMAND_VARIANTS: Dict[str, Tuple[str, ...]] = {
+    "f1k": (),
+    "safe": ("aggregate_all_rated", "f1_key_effective_k", "sides_by_flags"),
+    "factscore": ("factscore_excl_ir",),
+    "veriscore": ("veriscore_py312_sum",),
+    "correlate": ("pearson_fsum",),
+    "judge": (),
+}
+"""Command -> the variants that apply to it."""
 
 SUPPORTED_LABEL = "Supported"
 NOT_SUPPORTED_LABEL = "Not Supported"
@@ -128,9 +201,22 @@ def _check_variants(variants: Iterable[str], allowed: Sequence[str]) -> List[str
     return names
 
 
-def signature(ref: str, variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
-    """The family's reproducibility signature (``family=factuality``)."""
-    return make_signature("factuality", ref, variants, params)
+def check_variants(variants: Iterable[str], command: Optional[str] = None) -> Tuple[str, ...]:
+    """Sorted, de-duplicated variant names; an unknown one (for ``command``, when given) is a ScoringError.
+
+    >>> check_variants(["pearson_fsum", "pearson_fsum"], "correlate")
+    ('pearson_fsum',)
+    """
+    allowed = VARIANTS if command is None else COMMAND_VARIANTS.get(command, ())
+    return tuple(_check_variants(variants, allowed))
+
+
+def signature(
+    *, variants: Iterable[str] = (), params: Sequence[Tuple[str, object]] = (), command: Optional[str] = None
+) -> str:
+    """The family's reproducibility signature (``family=factuality``, ``ref=`` the command's reference)."""
+    ref = REFERENCES.get(command, REFERENCE) if command else REFERENCE
+    return make_signature(FAMILY, ref, check_variants(variants, command), params)
 
 
 # ---------------------------------------------------------------------------
@@ -340,76 +426,100 @@ class SafeEvalResult(NamedTuple):
     f1_key: str
     max_claims: int
     diagnostics: List[str]
+    report: Optional[Report] = None
 
 
 _UNRATED_METHODS = ("none", "placeholder")
 _LABELS = (SUPPORTED_LABEL, IRRELEVANT_LABEL, NOT_SUPPORTED_LABEL)
 
 
-def run_eval_aggregate(
+def _selected_sides(
+    out: Mapping[str, Any],
+    prompts: List[Any],
+    names: Sequence[str],
+    eval_side1: bool,
+    eval_side2: bool,
+    diagnostics: List[str],
+) -> List[str]:
+    """The sides ``run_eval`` aggregates (see :func:`run_eval_aggregate`)."""
+    sides: List[str] = []
+    if "sides_by_flags" in names:
+        for n, flag in ((1, eval_side1), (2, eval_side2)):
+            key = f"side_{n}"
+            if key not in out:
+                raise ScoringError("missing top-level key", field=key)
+            if flag and out[key] not in _UNRATED_METHODS:
+                sides.append(f"side{n}")
+            elif flag:
+                diagnostics.append(f"{key} is {out[key]!r}: not rated")
+        return sides
+    for n, flag in ((1, eval_side1), (2, eval_side2)):
+        side = f"side{n}"
+        eval_key = f"{side}_posthoc_eval_data"
+        if f"side_{n}" not in out:  # run_eval reads both method names before rating
+            raise ScoringError("missing top-level key", field=f"side_{n}")
+        if not flag:
+            diagnostics.append(
+                f"--no-eval-side{n} ignored: run_eval aggregates every side rated in prompt 0 "
+                "(variant sides_by_flags honours the flag)"
+            )
+        if prompts and isinstance(prompts[0], Mapping) and eval_key in prompts[0]:
+            sides.append(side)
+        elif "aggregate_all_rated" in names and any(isinstance(p, Mapping) and eval_key in p for p in prompts):
+            sides.append(side)
+        elif any(isinstance(p, Mapping) and eval_key in p for p in prompts):
+            diagnostics.append(f"{side}: prompt 0 has no {eval_key}, so the reference leaves the whole side untouched")
+    return sides
+
+
+def safe_items(
     result: Mapping[str, Any],
     *,
     max_claim: int = -1,
     eval_side1: bool = True,
     eval_side2: bool = True,
     variants: Iterable[str] = (),
-) -> SafeEvalResult:
-    """Reproduce ``eval/run_eval.py``'s ``add_aggregation`` + ``print_results``.
+    diagnostics: Optional[List[str]] = None,
+) -> Tuple[Dict[str, Any], List[ItemRow], str, int]:
+    """The item rows of ``factuality safe`` (one per prompt) and the output document.
 
-    Rated sides: side n iff its flag is true and ``result['side_n']`` is not
-    ``'none'``/``'placeholder'`` (exact, case-sensitive).  For every prompt of a
-    rated side whose ``side{n}_posthoc_eval_data`` has the three label keys,
-    ``f1_<max_claim>`` = :func:`calculate_metrics` with K = ``max_claim`` when it
-    is > 0, else the default 100 -- the key keeps the raw flag (``f1_-1``)
-    unless the variant ``f1_key_effective_k`` is on.  Prompts without eval data
-    (a failed rating) are ignored.  Then, per rated side, the numeric keys of
-    prompt 0's eval data (in order) are averaged with numpy's pairwise mean and
-    population std into ``side{n}_avg_<metric>`` / ``side{n}_std_<metric>``.
-    When prompt 0 has no eval data the whole side is skipped (quirk, reported in
-    ``diagnostics``) unless ``aggregate_all_rated`` is on.  The label keys are
-    only checked to apply the rater logic that already happened; SAFE itself
-    (the LLM rating) is not run here.
-
-    The input is not modified.  Raises :class:`ScoringError` naming the prompt
-    index where the reference would crash (a metric missing from a rated
-    prompt, a non-numeric value, negative counts).
+    Returns ``(document, rows, f1_key, K)``: the document is a deep copy of
+    ``result`` with ``f1_<key>`` written into the eval data of the aggregated
+    sides (the ``side{n}_avg_*`` keys are added by :func:`run_eval_aggregate`).
+    A row is ``{"prompt": i, "<side>": 0|1, "<side>_f1": F1 or None,
+    "<side>.<metric>": value, ...}`` for each selected side, the metrics being
+    the eval data's numeric values in dict order.
     """
-    names = _check_variants(variants, VARIANTS)
-    diagnostics: List[str] = []
+    names = check_variants(variants, "safe")
+    diags: List[str] = diagnostics if diagnostics is not None else []
     if not isinstance(result, Mapping):
         raise ScoringError("the experiment result must be a JSON object")
     out: Dict[str, Any] = copy.deepcopy(dict(result))
     prompts = out.get("per_prompt_data")
     if not isinstance(prompts, list):
         raise ScoringError("missing or non-list top-level key", field="per_prompt_data")
-    rated: List[str] = []
-    for n, flag in ((1, eval_side1), (2, eval_side2)):
-        key = f"side_{n}"
-        if key not in out:
-            raise ScoringError("missing top-level key", field=key)
-        if flag and out[key] not in _UNRATED_METHODS:
-            rated.append(f"side{n}")
-        elif flag:
-            diagnostics.append(f"{key} is {out[key]!r}: not rated")
+    for index, prompt in enumerate(prompts):
+        if not isinstance(prompt, Mapping):
+            raise ScoringError("prompt is not an object", record=f"prompt {index}")
+    sides = _selected_sides(out, prompts, names, eval_side1, eval_side2, diags)
     effective_k = max_claim if max_claim > 0 else DEFAULT_MAX_CLAIMS
     key_value = effective_k if "f1_key_effective_k" in names else max_claim
     f1_key = f"f1_{key_value}"
-    per_prompt_f1: Dict[str, List[Optional[Number]]] = {}
-    added: Dict[str, float] = {}
-
-    for side in rated:
+    rows: List[ItemRow] = [{"prompt": index} for index in range(len(prompts))]
+    for side in sides:
         eval_key = f"{side}_posthoc_eval_data"
-        f1s: List[Optional[Number]] = []
+        first_metrics: Optional[List[str]] = None
         for index, prompt in enumerate(prompts):
-            if not isinstance(prompt, Mapping):
-                raise ScoringError("prompt is not an object", record=f"prompt {index}")
-            data = prompt.get(eval_key)
+            row = rows[index]
             if eval_key not in prompt:
-                f1s.append(None)
-                diagnostics.append(f"prompt {index}: no {eval_key} (rating failed or not run)")
+                row[side] = 0
+                row[f"{side}_f1"] = None
+                diags.append(f"prompt {index}: no {eval_key} (rating failed or not run)")
                 continue
+            data = prompt[eval_key]
             if not isinstance(data, dict):
                 raise ScoringError("eval data is not an object", record=f"prompt {index}", field=eval_key)
+            f1: Optional[Number] = None
             if all(label in data for label in _LABELS):
                 s, ns = data[SUPPORTED_LABEL], data[NOT_SUPPORTED_LABEL]
                 for field, value in ((SUPPORTED_LABEL, s), (NOT_SUPPORTED_LABEL, ns)):
@@ -424,58 +534,107 @@ def run_eval_aggregate(
                 except ScoringError as exc:
                     raise ScoringError(exc.msg, record=f"prompt {index}", field=eval_key) from None
                 data[f1_key] = f1
-                f1s.append(f1)
             else:
-                f1s.append(None)
-                diagnostics.append(f"prompt {index}: {eval_key} lacks a label count; no {f1_key}")
-        per_prompt_f1[side] = f1s
-
-    for side in rated:
-        eval_key = f"{side}_posthoc_eval_data"
-        first: Optional[Mapping[str, Any]] = None
-        if prompts and eval_key in prompts[0]:
-            first = prompts[0][eval_key]
-        elif "aggregate_all_rated" in names:
-            for prompt in prompts:
-                if eval_key in prompt:
-                    first = prompt[eval_key]
-                    break
-        if first is None:
-            if not prompts:
-                diagnostics.append(f"{side}: per_prompt_data is empty; side not aggregated")
-            elif "aggregate_all_rated" in names:
-                diagnostics.append(f"{side}: no prompt has {eval_key}; side not aggregated")
-            else:
-                diagnostics.append(f"{side}: prompt 0 has no {eval_key}, so the reference skips the whole side")
-            continue
-        metrics = [k for k, v in first.items() if isinstance(v, (int, float))]
-        for metric in metrics:
-            values: List[Number] = []
-            for index, prompt in enumerate(prompts):
-                if eval_key not in prompt:
-                    continue
-                data = prompt[eval_key]
+                diags.append(f"prompt {index}: {eval_key} lacks a label count; no {f1_key}")
+            row[side] = 1
+            row[f"{side}_f1"] = f1
+            if first_metrics is None:
+                first_metrics = [k for k, v in data.items() if isinstance(v, (int, float))]
+                if index != 0 and "aggregate_all_rated" not in names:
+                    first_metrics = []  # the side is not aggregated: nothing to check
+            for metric in first_metrics:
                 if metric not in data:
                     raise ScoringError(
-                        f"metric {metric!r} of prompt 0 is missing here",
-                        record=f"prompt {index}",
-                        field=eval_key,
+                        f"metric {metric!r} of prompt 0 is missing here", record=f"prompt {index}", field=eval_key
                     )
                 value = data[metric]
                 if not isinstance(value, (int, float)):
                     raise ScoringError(
-                        f"expected a number, got {value!r}",
-                        record=f"prompt {index}",
-                        field=f"{eval_key}.{metric}",
+                        f"expected a number, got {value!r}", record=f"prompt {index}", field=f"{eval_key}.{metric}"
                     )
-                values.append(value)
-            avg = np_mean(values)
-            std = np_std(values)
-            out[f"{side}_avg_{metric}"] = avg
-            out[f"{side}_std_{metric}"] = std
-            added[f"{side}_avg_{metric}"] = avg
-            added[f"{side}_std_{metric}"] = std
-    return SafeEvalResult(out, added, per_prompt_f1, rated, f1_key, effective_k, diagnostics)
+            for k, v in data.items():
+                if isinstance(v, (int, float)):
+                    row[f"{side}.{k}"] = v
+    return out, rows, f1_key, effective_k
+
+
+def run_eval_aggregate(
+    result: Mapping[str, Any],
+    *,
+    max_claim: int = -1,
+    eval_side1: bool = True,
+    eval_side2: bool = True,
+    variants: Iterable[str] = (),
+    max_claim_text: Optional[str] = None,
+    k_rule: Optional[str] = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    with_ci: bool = True,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> SafeEvalResult:
+    """Reproduce ``eval/run_eval.py``'s ``add_aggregation`` + ``print_results``.
+
+    Sides (spec section 12): ``print_results`` summarises every side whose
+    ``side{n}_posthoc_eval_data`` is present in ``per_prompt_data[0]``; it looks
+    at neither the ``--eval_side`` flags nor the side names (``none`` /
+    ``placeholder``), and a side that prompt 0 lacks is left untouched (no
+    ``f1_<key>`` anywhere).  Variant ``sides_by_flags`` (the project's earlier
+    behaviour): side n iff its flag is true and ``result['side_n']`` is not
+    ``'none'``/``'placeholder'``, with ``f1_<key>`` written into every rated
+    prompt even when prompt 0 lacks the eval data (then the side is not
+    aggregated).  Variant ``aggregate_all_rated``: a side rated in any prompt is
+    aggregated, its metrics taken from the first rated prompt.
+
+    For every prompt of a selected side whose eval data has the three label
+    keys, ``f1_<max_claim>`` = :func:`calculate_metrics` with K = ``max_claim``
+    when it is > 0, else the default 100 -- the key keeps the raw flag
+    (``f1_-1``) unless the variant ``f1_key_effective_k`` is on.  Prompts
+    without eval data (a failed rating) are ignored.  Then, per side, the
+    numeric keys of prompt 0's eval data (in order) are averaged with numpy's
+    pairwise mean and population std into ``side{n}_avg_<metric>`` /
+    ``side{n}_std_<metric>``.
+
+    The input is not modified.  Raises :class:`ScoringError` naming the prompt
+    index where the reference would crash (a metric missing from a rated
+    prompt, a non-numeric value, negative counts).  ``report`` is the
+    accumulator's report over the item rows (see :class:`SafeAccumulator`).
+    """
+    names = check_variants(variants, "safe")
+    diagnostics: List[str] = []
+    out, rows, f1_key, effective_k = safe_items(
+        result,
+        max_claim=max_claim,
+        eval_side1=eval_side1,
+        eval_side2=eval_side2,
+        variants=names,
+        diagnostics=diagnostics,
+    )
+    acc = SafeAccumulator(
+        max_claim=max_claim,
+        max_claim_text=str(max_claim) if max_claim_text is None else max_claim_text,
+        k_rule=k_rule,
+        eval_side1=eval_side1,
+        eval_side2=eval_side2,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        variants=list(names),
+    )
+    acc.with_ci = with_ci
+    for text in diagnostics:
+        acc.note(text)
+    for row in rows:
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    report = acc.finalize()
+    added = acc.aggregates()
+    out.update(added)
+    per_prompt_f1 = {side: list(acc.f1s[side]) for side in acc.sides}
+    return SafeEvalResult(
+        out, added, per_prompt_f1, list(acc.sides), f1_key, effective_k, list(report.diagnostics), report
+    )
 
 
 def dumps_reference(result: Any) -> str:
@@ -801,119 +960,6 @@ class CorrelationResult(NamedTuple):
 _NAN_RESULT = CorrelationResult(math.nan, math.nan)
 
 
-_STIRLING = (
-    1.0 / 12.0,
-    -1.0 / 360.0,
-    1.0 / 1260.0,
-    -1.0 / 1680.0,
-    1.0 / 1188.0,
-    -691.0 / 360360.0,
-    1.0 / 156.0,
-    -3617.0 / 122400.0,
-)
-_LARGE = 10.0
-
-
-def _stirling_corr(z: float) -> float:
-    # lgamma(z) - ((z - 0.5) ln z - z + 0.5 ln(2 pi)), for z >= 10
-    inv = 1.0 / z
-    inv2 = inv * inv
-    total = 0.0
-    for coef in reversed(_STIRLING):
-        total = total * inv2 + coef
-    return total * inv
-
-
-def _log_front(a: float, b: float, x: float) -> float:
-    """``log(x**a * (1-x)**b / B(a, b))``.
-
-    With large a and/or b the big ``lgamma`` terms cancel; writing them in
-    Stirling form and combining the logarithms first keeps the absolute error
-    near ``a * 1e-16`` instead of ``lgamma(a + b) * 1e-16``.
-    """
-    c = a + b
-    if a >= _LARGE and b >= _LARGE:
-        return (
-            a * math.log(x * c / a)
-            + b * math.log((1.0 - x) * c / b)
-            + 0.5 * math.log(a * b / c)
-            - 0.5 * math.log(2.0 * math.pi)
-            + _stirling_corr(c)
-            - _stirling_corr(a)
-            - _stirling_corr(b)
-        )
-    if a >= _LARGE or b >= _LARGE:
-        big, small = (a, b) if a >= _LARGE else (b, a)
-        x_big, x_small = (x, 1.0 - x) if a >= _LARGE else (1.0 - x, x)
-        # lgamma(c) - lgamma(big) in Stirling form, then combine with big*ln(x_big)
-        return (
-            big * math.log(x_big * c / big)
-            - 0.5 * math.log1p(small / big)
-            + small * math.log(x_small * c)
-            - small
-            - math.lgamma(small)
-            + _stirling_corr(c)
-            - _stirling_corr(big)
-        )
-    return a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(c))
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    # continued fraction of the incomplete beta, modified Lentz
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    if abs(d) < tiny:
-        d = tiny
-    d = 1.0 / d
-    h = d
-    for m in range(1, 100000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < tiny:
-            d = tiny
-        c = 1.0 + aa / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < tiny:
-            d = tiny
-        c = 1.0 + aa / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-16:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta ``I_x(a, b)``: modified Lentz continued
-    fraction with a Stirling/``lgamma`` prefactor (see ``_log_front``); a few
-    1e-14 relative in the tails used for the p-values.
-
-    >>> round(betainc(2.0, 3.0, 0.4), 12)
-    0.5248
-    """
-    if math.isnan(x) or math.isnan(a) or math.isnan(b) or a <= 0 or b <= 0:
-        return math.nan
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = _log_front(a, b, x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
 def _as_floats(values: Sequence[Any], name: str) -> List[float]:
     out = []
     for index, v in enumerate(values):
@@ -978,30 +1024,14 @@ def pearson(x: Sequence[Number], y: Sequence[Number], *, variants: Iterable[str]
     return CorrelationResult(r, p)
 
 
-def _rankdata(values: Sequence[float]) -> List[float]:
-    # scipy.stats.rankdata(method='average'): ties get the mean 1-based rank
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    n = len(values)
-    while i < n:
-        j = i
-        while j + 1 < n and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        avg = (i + 1 + j + 1) / 2.0
-        for k in range(i, j + 1):
-            ranks[order[k]] = avg
-        i = j + 1
-    return ranks
-
-
 def spearman(x: Sequence[Number], y: Sequence[Number]) -> CorrelationResult:
     """scipy 1.12 ``spearmanr(x, y)`` (two-sided), bit for bit for the statistic.
 
     Average ranks, centred on ``(n+1)/2``; the products are exact, summed with
     ``fsum``; ``c = S * (1.0/(n-1))``, then ``(c_xy / sd_y) / sd_x`` clipped.
     n <= 1, a constant column or any nan -> nan/nan.  ``p`` from Student's t
-    with ``dof = n - 2`` as ``I_{dof/(dof+t^2)}(dof/2, 1/2)``; n == 2 gives
+    with ``dof = n - 2`` as ``I_{dof/(dof+t^2)}(dof/2, 1/2)``, with ``1 - dof/(dof+t^2)``
+    computed as ``t^2/(dof+t^2)`` (no cancellation; 1e-12 relative for any n); n == 2 gives
     ``±0.9999999999999999`` with p nan (dof 0).
     """
     xf, yf = _check_pair(x, y)
@@ -1012,7 +1042,7 @@ def spearman(x: Sequence[Number], y: Sequence[Number]) -> CorrelationResult:
         return _NAN_RESULT
     if all(v == xf[0] for v in xf) or all(v == yf[0] for v in yf):
         return _NAN_RESULT
-    rx, ry = _rankdata(xf), _rankdata(yf)
+    rx, ry = rankdata(xf), rankdata(yf)
     centre = (n + 1) / 2.0
     cx = [v - centre for v in rx]
     cy = [v - centre for v in ry]
@@ -1029,8 +1059,11 @@ def spearman(x: Sequence[Number], y: Sequence[Number]) -> CorrelationResult:
     if denom == 0.0:
         return CorrelationResult(rs, 0.0)
     t = rs * math.sqrt(max(dof / denom, 0.0))
-    z = dof / (dof + t * t)
-    return CorrelationResult(rs, betainc(dof / 2.0, 0.5, z))
+    t2 = t * t
+    z = dof / (dof + t2)
+    # 1 - z directly as t^2 / (dof + t^2): for many pairs and a small rho, z is
+    # within a few ulp of 1 and the subtraction would lose every digit of it.
+    return CorrelationResult(rs, betainc_complement(dof / 2.0, 0.5, z, t2 / (dof + t2)))
 
 
 class StudyResult(NamedTuple):
@@ -1217,3 +1250,1243 @@ def bootstrap_mean_ci(
     lo = int(math.floor(alpha / 2.0 * n_resamples))
     hi = min(int(math.ceil((1.0 - alpha / 2.0) * n_resamples)) - 1, n_resamples - 1)
     return BootstrapCI(mean, means[lo], means[max(hi, lo)], confidence, n_resamples, seed)
+
+
+# ---------------------------------------------------------------------------
+# The family contract: item rows, accumulators, file-level functions
+# ---------------------------------------------------------------------------
+
+_INT_RE = re.compile(r"^[+-]?\d+$")
+
+
+def _nan_none(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _clean(value: Any) -> Any:
+    """nan/inf -> None, recursively (JSON envelopes and per-line outputs)."""
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def parse_number(value: Any, field: str) -> Number:
+    """A finite JSON number, or a numeric CSV/TSV cell; raises ValueError naming ``field``.
+
+    >>> parse_number("12", "supported"), parse_number(2.5, "x")
+    (12, 2.5)
+    """
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{field}: expected a number, got {json.dumps(value)}")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"{field}: expected a finite number, got {value!r}")
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed: Number = int(text) if _INT_RE.match(text) else float(text)
+        except ValueError:
+            raise ValueError(f"{field}: expected a number, got {value!r}") from None
+        if isinstance(parsed, float) and not math.isfinite(parsed):
+            raise ValueError(f"{field}: expected a finite number, got {value!r}")
+        return parsed
+    raise ValueError(f"{field}: expected a number, got {type(value).__name__}")
+
+
+def parse_max_claims(text: Union[str, int], field: str = "max_claims") -> Tuple[Optional[int], str]:
+    """A ``--max-claims`` value: ``(K, "fixed")`` for an integer, ``(None, rule)`` for median, max, pNN.
+
+    >>> parse_max_claims("64"), parse_max_claims("p25")
+    ((64, 'fixed'), (None, 'p25'))
+    """
+    raw = str(text).strip()
+    if _INT_RE.match(raw):
+        return int(raw), "fixed"
+    if raw in ("median", "max") or re.match(r"^p\d{1,3}$", raw):
+        select_k([1], raw)  # validates pNN <= 100
+        return None, raw
+    raise ScoringError(f"--max-claims {raw!r}: expected an integer, median, max or pNN", field=field)
+
+
+def k_rule_param(rule: str) -> str:
+    """The signature value of a K rule (``fixed``, ``upper_median_of_S+NS``, ...)."""
+    if rule == "median":
+        return "upper_median_of_S+NS"
+    if rule == "max":
+        return "max_of_S+NS"
+    if rule.startswith("p"):
+        return f"nearest_rank_{rule}_of_S+NS"
+    return rule
+
+
+#: Upper bound of ``--bootstrap`` (resamples); the cost is B times the number of responses.
+MAX_BOOTSTRAP = 1_000_000
+
+
+def check_bootstrap(bootstrap: Any, confidence: Any, seed: Any) -> None:
+    """Bounds of the bootstrap options (a ScoringError, exit 2, otherwise)."""
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise ScoringError(
+            f"--bootstrap must be an integer from 0 (disabled) to {MAX_BOOTSTRAP}, got {bootstrap!r}", field="bootstrap"
+        )
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
+        raise ScoringError(f"--confidence must be a number between 0 and 1, got {confidence!r}", field="confidence")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScoringError(f"--seed must be an integer, got {seed!r}", field="seed")
+
+
+def _boot_params(bootstrap: int, confidence: float, seed: int) -> List[Tuple[str, object]]:
+    return [("bootstrap", bootstrap), ("confidence", confidence), ("seed", seed)]
+
+
+def _ci(values: Sequence[Number], bootstrap: int, confidence: float, seed: int, with_ci: bool) -> BootstrapCI:
+    if bootstrap == 0 or not with_ci:  # disabled, or its result is neither written nor gated
+        return BootstrapCI(np_mean(values), math.nan, math.nan, confidence, bootstrap, seed)
+    return bootstrap_mean_ci(values, n_resamples=bootstrap, confidence=confidence, seed=seed)
+
+
+def _ci_dict(ci: BootstrapCI) -> Dict[str, Any]:
+    return {"confidence": ci.confidence, "low": ci.low, "high": ci.high, "n_resamples": ci.n_resamples, "seed": ci.seed}
+
+
+def _no_valid(path: Optional[str], what: str) -> ScoringError:
+    return ScoringError(f"no valid record: {what}", path=path)
+
+
+# --- f1k -------------------------------------------------------------------------
+
+
+def f1k_item(record: Mapping[str, Any], *, line: int, max_claims: int) -> ItemRow:
+    """One ``factuality f1k`` item row: ``{"line", "id"?, "precision", "recall_at_k", "f1_at_k", "max_claims"}``.
+
+    A line that cannot be scored gives ``{"line", "id"?, "error"}`` instead (the
+    reference's ValueError message, or what is wrong with a field).  A per-line
+    ``max_claims`` overrides ``max_claims`` (null: SAFE's default 100).
+
+    >>> f1k_item({"supported": 10, "not_supported": 8}, line=1, max_claims=100)["f1_at_k"]
+    0.16949152542372883
+    """
+    out: ItemRow = {"line": line}
+    if "id" in record:
+        out["id"] = record["id"]
+    try:
+        s = parse_number(record.get("supported"), "supported")
+        n = parse_number(record.get("not_supported"), "not_supported")
+        k: Number = max_claims
+        if "max_claims" in record:
+            raw_k = record["max_claims"]
+            # null (or an empty CSV cell) means SAFE's default K
+            k = DEFAULT_MAX_CLAIMS if raw_k is None or raw_k == "" else parse_number(raw_k, "max_claims")
+    except ValueError as exc:
+        out["error"] = str(exc)
+        return out
+    try:
+        res = f1_at_k(s, n, max_claims=k)
+    except ScoringError as exc:
+        out["error"] = exc.msg
+        return out
+    out.update(precision=res.precision, recall_at_k=res.recall_at_k, f1_at_k=res.f1_at_k, max_claims=k)
+    return out
+
+
+def f1k_output_line(row: ItemRow) -> Dict[str, Any]:
+    """The ``jsonl`` output line of an f1k item row (the row without ``line``; nan/inf -> null)."""
+    return _clean({k: v for k, v in row.items() if k != "line"})
+
+
+@register_accumulator
+class F1kAccumulator(Accumulator):
+    """``factuality f1k``: mean/std of F1@K, mean precision and recall, bootstrap CI of the mean F1.
+
+    numpy's pairwise mean and the bootstrap need the values in input order, so
+    the state keeps three float arrays (8 bytes per scored line; int ``0`` /
+    ``1`` are summed as ``0.0`` / ``1.0``, which numpy does too) -- not the
+    lines themselves.
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "f1k"
+    DIRECTIONS = {"f1_at_k": "higher", "precision": "higher", "recall_at_k": "higher"}
+
+    def __init__(
+        self,
+        *,
+        max_claims: int = DEFAULT_MAX_CLAIMS,
+        k_rule: str = "fixed",
+        bootstrap: int = 1000,
+        confidence: float = 0.95,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(max_claims=max_claims, k_rule=k_rule, bootstrap=bootstrap, confidence=confidence, seed=seed)
+        self.with_ci = True
+        self.n_lines = 0
+        self.f1 = array("d")
+        self.precision = array("d")
+        self.recall = array("d")
+
+    @classmethod
+    def metric_names(cls, **options: Any) -> List[str]:
+        return [
+            "max_claims",
+            "n_lines",
+            "n_scored",
+            "n_errors",
+            "f1_mean",
+            "f1_std",
+            "f1_mean_ci_low",
+            "f1_mean_ci_high",
+            "precision_mean",
+            "recall_mean",
+        ]
+
+    def add(self, item: ItemRow) -> None:
+        self.n_lines += 1
+        if "error" in item:
+            return
+        self.f1.append(float(item["f1_at_k"]))
+        self.recall.append(float(item["recall_at_k"]))
+        if item.get("precision") is not None:
+            self.precision.append(float(item["precision"]))
+
+    def _data(self) -> Dict[str, Any]:
+        return {
+            "n_lines": self.n_lines,
+            "f1": list(self.f1),
+            "precision": list(self.precision),
+            "recall": list(self.recall),
+        }
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.n_lines = int(data["n_lines"])
+        self.f1 = array("d", data["f1"])
+        self.precision = array("d", data["precision"])
+        self.recall = array("d", data["recall"])
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, F1kAccumulator)
+        self.n_lines += other.n_lines
+        self.f1.extend(other.f1)
+        self.precision.extend(other.precision)
+        self.recall.extend(other.recall)
+
+    def finalize(self) -> Report:
+        p = self.params
+        f1s = self.f1
+        ci = _ci(f1s, p["bootstrap"], p["confidence"], p["seed"], self.with_ci)
+        summary: Dict[str, Any] = {
+            "max_claims": p["max_claims"],
+            "k_rule": p["k_rule"],
+            "n_lines": self.n_lines,
+            "n_scored": len(f1s),
+            "n_errors": self.n_lines - len(f1s),
+            "f1_mean": np_mean(f1s),
+            "f1_std": np_std(f1s),
+            "f1_mean_ci_low": ci.low,
+            "f1_mean_ci_high": ci.high,
+            "precision_mean": np_mean(self.precision),
+            "recall_mean": np_mean(self.recall),
+        }
+        result = dict(_clean(summary))
+        result["bootstrap"] = _clean(_ci_dict(ci))
+        metrics = {k: _nan_none(v) for k, v in summary.items() if k != "k_rule"}
+        sig = signature(
+            command="f1k",
+            params=[("K", p["max_claims"]), ("k_rule", k_rule_param(p["k_rule"]))]
+            + _boot_params(p["bootstrap"], p["confidence"], p["seed"]),
+        )
+        return Report(FAMILY, sig, result, metrics, self.notes())
+
+
+def f1k_file(
+    path: str,
+    *,
+    max_claims: Union[int, str] = DEFAULT_MAX_CLAIMS,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    with_ci: bool = True,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``factuality f1k`` over a counts file (JSONL, JSON, CSV or TSV), streaming.
+
+    ``max_claims`` is K or a rule over the lines' S+NS (``median``, ``max``,
+    ``pNN``; then the file is read twice: once for K, once to score).  A line
+    that cannot be scored is an error row, reported and skipped; a file with no
+    scorable line is an input error.  ``with_ci=False`` skips the bootstrap
+    (the interval is then null) when nobody reads it.
+    """
+    check_bootstrap(bootstrap, confidence, seed)
+    fixed_k, rule = parse_max_claims(max_claims)
+    if fixed_k is None:
+        pool: List[Number] = []
+        for _, rec in iter_records(path):
+            try:
+                s = parse_number(rec.get("supported"), "supported")
+                n = parse_number(rec.get("not_supported"), "not_supported")
+            except ValueError:
+                continue
+            if s >= 0 and n >= 0:
+                pool.append(s + n)
+        try:
+            flag_k = select_k(pool, rule)
+        except ScoringError as exc:
+            raise ScoringError(exc.msg, path=path, field="max_claims") from None
+    else:
+        flag_k = fixed_k
+    acc = F1kAccumulator(max_claims=flag_k, k_rule=rule, bootstrap=bootstrap, confidence=confidence, seed=seed)
+    acc.with_ci = with_ci
+    for lineno, rec in iter_records(path):
+        row = f1k_item(rec, line=lineno, max_claims=flag_k)
+        if "error" in row:
+            acc.note(f"{path}:{lineno}: {row['error']}")
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    if not acc.f1:
+        raise _no_valid(path, f"none of the {acc.n_lines} line(s) could be scored")
+    return acc.finalize()
+
+
+# --- safe ------------------------------------------------------------------------
+
+
+@register_accumulator
+class SafeAccumulator(Accumulator):
+    """``factuality safe``: run_eval's per-side mean/std of prompt 0's numeric metrics, plus a CI.
+
+    Item rows come from :func:`safe_items` (one per prompt, in order).  numpy's
+    pairwise mean/std need the values in prompt order, so the state keeps them
+    (one list per side and metric) with the per-prompt F1 values.
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "safe"
+    DIRECTIONS = {"side1_f1": "higher", "side2_f1": "higher"}
+
+    def __init__(
+        self,
+        *,
+        max_claim: int = -1,
+        max_claim_text: str = "-1",
+        k_rule: Optional[str] = None,
+        eval_side1: bool = True,
+        eval_side2: bool = True,
+        bootstrap: int = 1000,
+        confidence: float = 0.95,
+        seed: int = 0,
+        variants: Sequence[str] = (),
+    ) -> None:
+        names = list(check_variants(variants, "safe"))
+        super().__init__(
+            max_claim=max_claim,
+            max_claim_text=max_claim_text,
+            k_rule=k_rule,
+            eval_side1=eval_side1,
+            eval_side2=eval_side2,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            seed=seed,
+            variants=names,
+        )
+        self.with_ci = True
+        self.n = 0
+        self.sides: List[str] = []
+        self.first: Dict[str, Optional[int]] = {}
+        self.metrics: Dict[str, List[str]] = {}
+        self.values: Dict[str, Dict[str, List[Number]]] = {}
+        self.f1s: Dict[str, List[Optional[Number]]] = {}
+
+    def _f1_key(self) -> str:
+        k = self.params["max_claim"]
+        effective = k if k > 0 else DEFAULT_MAX_CLAIMS
+        return f"f1_{effective if 'f1_key_effective_k' in self.params['variants'] else k}"
+
+    def add(self, item: ItemRow) -> None:
+        if self.n == 0:
+            self.sides = [s for s in ("side1", "side2") if s in item]
+            for side in self.sides:
+                self.first[side] = None
+                self.metrics[side] = []
+                self.values[side] = {}
+                self.f1s[side] = []
+        self.n += 1
+        for side in self.sides:
+            self.f1s[side].append(item.get(f"{side}_f1"))
+            if not item.get(side):
+                continue
+            if self.first[side] is None:
+                self.first[side] = int(item["prompt"])
+                prefix = f"{side}."
+                self.metrics[side] = [k[len(prefix) :] for k in item if k.startswith(prefix)]
+                self.values[side] = {m: [] for m in self.metrics[side]}
+            for metric in self.metrics[side]:
+                key = f"{side}.{metric}"
+                if key not in item:
+                    raise ScoringError(
+                        f"metric {metric!r} of prompt 0 is missing here", record=f"prompt {item['prompt']}"
+                    )
+                self.values[side][metric].append(item[key])
+
+    def _data(self) -> Dict[str, Any]:
+        return {
+            "n": self.n,
+            "sides": self.sides,
+            "first": self.first,
+            "metrics": self.metrics,
+            "values": self.values,
+            "f1s": self.f1s,
+        }
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.n = int(data["n"])
+        self.sides = list(data["sides"])
+        self.first = dict(data["first"])
+        self.metrics = {k: list(v) for k, v in data["metrics"].items()}
+        self.values = {k: {m: list(x) for m, x in v.items()} for k, v in data["values"].items()}
+        self.f1s = {k: list(v) for k, v in data["f1s"].items()}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, SafeAccumulator)
+        if other.n == 0:
+            return
+        if self.n == 0:
+            self._load(json.loads(json.dumps(other._data())))
+            return
+        self.n += other.n
+        for side in self.sides:
+            self.f1s[side].extend(other.f1s.get(side, []))
+            if self.first[side] is None:
+                self.first[side] = other.first.get(side)
+                self.metrics[side] = list(other.metrics.get(side, []))
+                self.values[side] = {m: list(v) for m, v in other.values.get(side, {}).items()}
+            else:
+                for metric in self.metrics[side]:
+                    theirs = other.values.get(side, {})
+                    if other.first.get(side) is not None and metric not in theirs:
+                        raise ScoringError(f"metric {metric!r} of prompt 0 is missing in a later part")
+                    self.values[side][metric].extend(theirs.get(metric, []))
+
+    def _aggregated(self) -> List[str]:
+        all_rated = "aggregate_all_rated" in self.params["variants"]
+        return [s for s in self.sides if self.first[s] == 0 or (all_rated and self.first[s] is not None)]
+
+    def aggregates(self) -> Dict[str, float]:
+        """The ``side{n}_avg_<metric>`` / ``side{n}_std_<metric>`` values run_eval adds, in order."""
+        added: Dict[str, float] = {}
+        for side in self._aggregated():
+            for metric in self.metrics[side]:
+                values = self.values[side][metric]
+                added[f"{side}_avg_{metric}"] = np_mean(values)
+                added[f"{side}_std_{metric}"] = np_std(values)
+        return added
+
+    def finalize(self) -> Report:
+        p = self.params
+        added = self.aggregates()
+        metrics: Dict[str, Any] = {k: _nan_none(v) for k, v in added.items()}
+        notes = self.notes()
+        for side in self.sides:
+            if side not in self._aggregated() and self.n:
+                eval_key = f"{side}_posthoc_eval_data"
+                if self.first[side] is None:
+                    notes.append(f"{side}: no prompt has {eval_key}; side not aggregated")
+                else:
+                    notes.append(f"{side}: prompt 0 has no {eval_key}, so the reference skips the whole side")
+        if not self.n:
+            notes.append("per_prompt_data is empty; nothing aggregated")
+        boots: Dict[str, Any] = {}
+        aggregated = [s for s in self._aggregated() if any(k.startswith(f"{s}_avg_") for k in added)]
+        for side in aggregated:
+            f1s = [v for v in self.f1s[side] if v is not None]
+            ci = _ci(f1s, p["bootstrap"], p["confidence"], p["seed"], self.with_ci)
+            boots[side] = _ci_dict(ci)
+            metrics[f"{side}_f1_mean_ci_low"] = _nan_none(ci.low)
+            metrics[f"{side}_f1_mean_ci_high"] = _nan_none(ci.high)
+            if len(aggregated) == 1:
+                metrics["f1_mean"] = _nan_none(ci.mean)
+                metrics["f1_mean_ci_low"] = metrics[f"{side}_f1_mean_ci_low"]
+                metrics["f1_mean_ci_high"] = metrics[f"{side}_f1_mean_ci_high"]
+        k = p["max_claim"]
+        summary = {
+            "max_claim": p["max_claim_text"] if p["k_rule"] is None else p["k_rule"],
+            "max_claims": k if k > 0 else DEFAULT_MAX_CLAIMS,
+            "f1_key": self._f1_key(),
+            "rated_sides": list(self.sides),
+            "aggregates": _clean(added),
+            "per_prompt_f1": {side: list(self.f1s[side]) for side in self.sides},
+            "bootstrap": _clean(boots),
+        }
+        params: List[Tuple[str, object]] = [("max_claim", k), ("K", summary["max_claims"])]
+        if p["k_rule"] is not None:
+            params.append(("k_rule", k_rule_param(p["k_rule"])))
+        if "sides_by_flags" in p["variants"]:
+            params += [("eval_side1", p["eval_side1"]), ("eval_side2", p["eval_side2"])]
+        params += _boot_params(p["bootstrap"], p["confidence"], p["seed"])
+        sig = signature(command="safe", variants=p["variants"], params=params)
+        return Report(FAMILY, sig, summary, metrics, notes)
+
+
+def _relevant_counts(doc: Mapping[str, Any], sides: Sequence[str]) -> List[Number]:
+    pool: List[Number] = []
+    prompts = doc.get("per_prompt_data")
+    if not isinstance(prompts, list):
+        return pool
+    for side in sides:
+        for prompt in prompts:
+            data = prompt.get(f"{side}_posthoc_eval_data") if isinstance(prompt, dict) else None
+            if isinstance(data, dict):
+                s, ns = data.get(SUPPORTED_LABEL), data.get(NOT_SUPPORTED_LABEL)
+                if _is_number(s) and _is_number(ns):
+                    pool.append(s + ns)
+    return pool
+
+
+def safe_evaluate(
+    path: str,
+    *,
+    max_claim: Union[int, str] = -1,
+    eval_side1: bool = True,
+    eval_side2: bool = True,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    variants: Iterable[str] = (),
+    with_ci: bool = True,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> SafeEvalResult:
+    """``factuality safe`` on an experiment-result JSON file: the report and run_eval's output document.
+
+    ``max_claim`` is run_eval's ``--max_claim`` (an integer; -1: K = 100 with
+    key ``f1_-1``) or a rule (``median``, ``max``, ``pNN``) over the S+NS of
+    the aggregated sides' rated prompts.  A file whose prompts carry no rating
+    at all is an input error.
+    """
+    check_bootstrap(bootstrap, confidence, seed)
+    names = check_variants(variants, "safe")
+    fixed_k, rule = parse_max_claims(max_claim, "max_claim")
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise ScoringError("expected a JSON object (an experiment result)", path=path)
+    prompts = data.get("per_prompt_data")
+    if isinstance(prompts, list) and not any(
+        isinstance(p, dict) and any(f"side{n}_posthoc_eval_data" in p for n in (1, 2)) for p in prompts
+    ):
+        raise _no_valid(path, "no prompt of per_prompt_data has side1/side2_posthoc_eval_data")
+    if fixed_k is None:
+        probe: List[str] = []
+        try:
+            sides = _selected_sides(
+                data, prompts if isinstance(prompts, list) else [], names, eval_side1, eval_side2, probe
+            )
+            k_value = select_k(_relevant_counts(data, sides), rule)
+        except ScoringError as exc:
+            raise ScoringError(exc.msg, path=path, field=exc.field or "max_claim") from None
+    else:
+        k_value = fixed_k
+    try:
+        return run_eval_aggregate(
+            data,
+            max_claim=k_value,
+            eval_side1=eval_side1,
+            eval_side2=eval_side2,
+            variants=names,
+            max_claim_text=str(max_claim).strip(),
+            k_rule=None if fixed_k is not None else rule,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            seed=seed,
+            with_ci=with_ci,
+            on_item=on_item,
+        )
+    except ScoringError as exc:
+        raise ScoringError(exc.msg, path=path, record=exc.record, field=exc.field) from None
+
+
+def safe_file(path: str, **options: Any) -> Report:
+    """``factuality safe``'s report (options as :func:`safe_evaluate`)."""
+    res = safe_evaluate(path, **options)
+    assert res.report is not None
+    return res.report
+
+
+# --- factscore -------------------------------------------------------------------
+
+
+def factscore_item(
+    record: Mapping[str, Any], *, gamma: Optional[Number] = 10, exclude_ir: bool = False, line: int = 0, where: str = ""
+) -> ItemRow:
+    """One FActScore item row: ``{"line", "id"?, "responded", "num_facts", "init_score", "score"}``.
+
+    ``responded`` is 0 for an abstained response (no facts; also an explicitly
+    empty fact list when gamma is set, see :func:`factscore`); ``score`` is the
+    penalised score (``init_score`` the unpenalised one, None without gamma).
+    An empty fact list without gamma responds with a nan (null) score, as the
+    reference.
+    """
+    row: ItemRow = {"line": line}
+    label = record.get("id", record.get("topic"))
+    if label is not None:
+        row["id"] = label
+    facts = labeled_decisions(record, exclude_ir=exclude_ir, where=where)
+    if facts is not None and len(facts) == 0 and gamma:
+        facts = None
+    if facts is None:
+        row.update(responded=0, num_facts=None, init_score=None, score=None)
+        return row
+    score = np_mean([bool(d) for d in facts])
+    init = None
+    if gamma:
+        init = score
+        score = length_penalty(len(facts), gamma) * score
+    row.update(responded=1, num_facts=len(facts), init_score=_nan_none(init), score=_nan_none(score))
+    return row
+
+
+@register_accumulator
+class FactScoreAccumulator(Accumulator):
+    """``factuality factscore``: FactScorer.get_score's means, respond ratio and a bootstrap CI.
+
+    numpy's pairwise means need the per-response scores in input order (kept);
+    the respond ratio and facts per response are exact integer counts.
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "factscore"
+    DIRECTIONS = {"score": "higher", "init_score": "higher"}
+
+    def __init__(
+        self,
+        *,
+        gamma: Number = 10,
+        bootstrap: int = 1000,
+        confidence: float = 0.95,
+        seed: int = 0,
+        variants: Sequence[str] = (),
+    ) -> None:
+        names = list(check_variants(variants, "factscore"))
+        super().__init__(gamma=gamma, bootstrap=bootstrap, confidence=confidence, seed=seed, variants=names)
+        self.with_ci = True
+        self.n = 0
+        self.facts = 0
+        self.scores: List[float] = []
+        self.init_scores: List[float] = []
+
+    @classmethod
+    def metric_names(cls, *, gamma: Number = 10, **options: Any) -> List[str]:
+        names = ["score", "respond_ratio", "num_facts_per_response"]
+        if gamma:
+            names.append("init_score")
+        return names + ["num_responses", "num_responding", "score_ci_low", "score_ci_high"]
+
+    def add(self, item: ItemRow) -> None:
+        self.n += 1
+        if not item.get("responded"):
+            return
+        self.facts += int(item["num_facts"])
+        score = item.get("score")
+        self.scores.append(math.nan if score is None else float(score))
+        if self.params["gamma"]:
+            init = item.get("init_score")
+            self.init_scores.append(math.nan if init is None else float(init))
+
+    def _data(self) -> Dict[str, Any]:
+        return {
+            "n": self.n,
+            "facts": self.facts,
+            "scores": [_float_state(v) for v in self.scores],
+            "init_scores": [_float_state(v) for v in self.init_scores],
+        }
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.n = int(data["n"])
+        self.facts = int(data["facts"])
+        self.scores = [_float_load(v) for v in data["scores"]]
+        self.init_scores = [_float_load(v) for v in data["init_scores"]]
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, FactScoreAccumulator)
+        self.n += other.n
+        self.facts += other.facts
+        self.scores.extend(other.scores)
+        self.init_scores.extend(other.init_scores)
+
+    def finalize(self) -> Report:
+        p = self.params
+        gamma = p["gamma"]
+        responding = len(self.scores)
+        # np.mean of a bool list / an int list: exact integer sums, then one division
+        respond_ratio = responding / self.n if self.n else math.nan
+        facts_mean = self.facts / responding if responding else math.nan
+        ci = _ci(self.scores, p["bootstrap"], p["confidence"], p["seed"], self.with_ci)
+        summary: Dict[str, Any] = {
+            "score": np_mean(self.scores),
+            "respond_ratio": respond_ratio,
+            "num_facts_per_response": facts_mean,
+        }
+        if gamma:
+            summary["init_score"] = np_mean(self.init_scores)
+        summary["num_responses"] = self.n
+        summary["num_responding"] = responding
+        summary["score_ci_low"] = ci.low
+        summary["score_ci_high"] = ci.high
+        metrics = {k: _nan_none(v) for k, v in summary.items()}
+        result = dict(_clean(summary))
+        result["bootstrap"] = _clean(_ci_dict(ci))
+        labels = "S/(S+NS)" if "factscore_excl_ir" in p["variants"] else "S/(S+NS+IR)"
+        sig = signature(
+            command="factscore",
+            variants=p["variants"],
+            params=[("gamma", gamma), ("score", labels)] + _boot_params(p["bootstrap"], p["confidence"], p["seed"]),
+        )
+        return Report(FAMILY, sig, result, metrics, self.notes())
+
+
+def _float_state(v: float) -> Any:
+    return None if math.isnan(v) else v
+
+
+def _float_load(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def factscore_file(
+    path: str,
+    *,
+    gamma: Number = 10,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    variants: Iterable[str] = (),
+    with_ci: bool = True,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``factuality factscore`` over a labelled file (FActScore's format or ``{"labels": [...]}``)."""
+    check_bootstrap(bootstrap, confidence, seed)
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma) or gamma < 0:
+        raise ScoringError(f"--gamma must be a finite number >= 0, got {gamma!r}", field="gamma")
+    names = check_variants(variants, "factscore")
+    exclude_ir = "factscore_excl_ir" in names
+    acc = FactScoreAccumulator(gamma=gamma, bootstrap=bootstrap, confidence=confidence, seed=seed, variants=names)
+    acc.with_ci = with_ci
+    for lineno, rec in iter_records(path):
+        where = f"{path}:{lineno}"
+        row = factscore_item(rec, gamma=gamma, exclude_ir=exclude_ir, line=lineno, where=where)
+        name = f"{where} ({row['id']})" if "id" in row else where
+        facts = labeled_decisions(rec, exclude_ir=exclude_ir, where=where)
+        if facts is not None and len(facts) == 0:
+            if gamma:
+                acc.note(f"{name}: empty fact list treated as abstained (reference: ZeroDivisionError)")
+            else:
+                acc.note(f"{name}: empty fact list gives a nan score (as the reference)")
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    if acc.n == 0:
+        raise _no_valid(path, "the file holds no labelled response")
+    return acc.finalize()
+
+
+# --- veriscore -------------------------------------------------------------------
+
+
+def veriscore_item(record: Mapping[str, Any], *, where: str = "") -> ItemRow:
+    """One VeriScore item row: ``{"id", "model", "domain", "supported", "total_claims", "abstained"}``.
+
+    F1@K needs the domain's K, known only at the end, so the row holds the
+    counts.  ``domain`` falls back to ``prompt_source``, ``model`` to
+    ``model_name``; an abstained response may omit its counts.
+    """
+    domain = record.get("domain", record.get("prompt_source"))
+    if domain is None:
+        raise ScoringError("missing 'domain' (or 'prompt_source')", record=where or None)
+    abstained = record.get("abstained", False)
+    if abstained not in (True, False, None):
+        raise ScoringError("expected true or false", record=where or None, field="abstained")
+    try:
+        s = parse_number(record.get("supported"), "supported")
+        total = parse_number(record.get("total_claims"), "total_claims")
+    except ValueError as exc:
+        if not abstained:
+            raise ScoringError(str(exc), record=where or None) from None
+        s, total = 0, 0
+    if s < 0 or total < 0:
+        raise ScoringError(f"counts must not be negative, got {s} and {total}", record=where or None)
+    return {
+        "id": record.get("id", where),
+        "model": str(record.get("model", record.get("model_name", ""))),
+        "domain": str(domain),
+        "supported": s,
+        "total_claims": total,
+        "abstained": 1 if abstained else 0,
+    }
+
+
+@register_accumulator
+class VeriScoreAccumulator(Accumulator):
+    """``factuality veriscore``: per-domain K over every model, then per (model, domain) mean F1@K.
+
+    K needs every response's claim count, and the sequential (or Python 3.12)
+    sum needs the F1 values in input order, so the state keeps each
+    non-abstained response's ``[id, supported, total_claims]`` per (model, domain).
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "veriscore"
+    DIRECTIONS: Dict[str, str] = {}
+
+    def __init__(self, *, variants: Sequence[str] = ()) -> None:
+        super().__init__(variants=list(check_variants(variants, "veriscore")))
+        self.n = 0
+        self.groups: List[List[Any]] = []  # [model, domain, [[id, s, total], ...]]
+        self._index: Dict[Tuple[str, str], int] = {}
+
+    def add(self, item: ItemRow) -> None:
+        self.n += 1
+        if item.get("abstained"):
+            return
+        self._group(item["model"], item["domain"]).append([item["id"], item["supported"], item["total_claims"]])
+
+    def _group(self, model: str, domain: str) -> List[Any]:
+        key = (model, domain)
+        if key not in self._index:
+            self._index[key] = len(self.groups)
+            self.groups.append([model, domain, []])
+        entries: List[Any] = self.groups[self._index[key]][2]
+        return entries
+
+    def _data(self) -> Dict[str, Any]:
+        return {"n": self.n, "groups": self.groups}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.n = int(data["n"])
+        self.groups = []
+        self._index = {}
+        for model, domain, entries in data["groups"]:
+            self._group(model, domain).extend(entries)
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, VeriScoreAccumulator)
+        self.n += other.n
+        for model, domain, entries in other.groups:
+            self._group(model, domain).extend(entries)
+
+    def finalize(self) -> Report:
+        names = self.params["variants"]
+        diagnostics: List[str] = []
+        pools: Dict[str, List[int]] = {}
+        # K pools in input order per domain are not needed (sorted), but the
+        # domain order of the result is the first appearance of each domain
+        for model, domain, entries in self.groups:
+            pools.setdefault(domain, []).extend(e[2] for e in entries)
+        domains = {d: veriscore_k(v, domain=d) for d, v in pools.items()}
+
+        def mean(values: List[Number]) -> float:
+            if "veriscore_py312_sum" in names:
+                return _py312_sum(values) / len(values)
+            return _seq_mean(values)
+
+        rows = []
+        for model, domain, entries in self.groups:
+            k_med, k_max = domains[domain]
+            if k_med <= 0 and any(e[2] != 0 for e in entries):
+                raise ScoringError(
+                    "K_median is 0 (most responses have no claims); F1@K is undefined", record=f"domain {domain!r}"
+                )
+            f_med = [veriscore_f1(e[1], e[2], k_med, diagnostics=diagnostics, where=str(e[0])) for e in entries]
+            f_max = [veriscore_f1(e[1], e[2], k_max) for e in entries]
+            rows.append(VeriScoreRow(model, domain, len(entries), k_med, k_max, mean(f_med), mean(f_max)))
+        metrics: Dict[str, Any] = {}
+        for row in rows:
+            tag = ".".join(p for p in (row.model, row.domain) if p)
+            metrics[f"veriscore.{tag}"] = row.veriscore
+            metrics[f"f1_at_k_max.{tag}"] = row.f1_at_k_max
+        if len(rows) == 1:
+            metrics["veriscore"] = rows[0].veriscore
+            metrics["f1_at_k_max"] = rows[0].f1_at_k_max
+        result = {
+            "domains": {d: {"k_median": k[0], "k_max": k[1]} for d, k in domains.items()},
+            "scores": [row._asdict() for row in rows],
+        }
+        sum_rule = "py312_compensated" if "veriscore_py312_sum" in names else "sequential"
+        sig = signature(command="veriscore", variants=names, params=[("K", "upper_median,max"), ("mean", sum_rule)])
+        return Report(FAMILY, sig, result, metrics, self.notes() + diagnostics)
+
+
+def veriscore_file(
+    path: str, *, variants: Iterable[str] = (), on_item: Optional[Callable[[ItemRow], None]] = None
+) -> Report:
+    """``factuality veriscore`` over per-response counts ``{model?, domain, supported, total_claims, abstained?}``."""
+    acc = VeriScoreAccumulator(variants=list(check_variants(variants, "veriscore")))
+    for lineno, rec in iter_records(path):
+        where = f"{path}:{lineno}"
+        try:
+            row = veriscore_item(rec, where=where)
+        except ScoringError as exc:
+            raise ScoringError(exc.msg, path=path, line=lineno, field=exc.field) from None
+        if row["supported"] > row["total_claims"]:
+            acc.note(
+                f"{where}: supported {row['supported']} > total_claims {row['total_claims']} "
+                "(precision > 1; kept as the reference would)"
+            )
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    if acc.n == 0:
+        raise _no_valid(path, "the file holds no response")
+    if not acc.groups:
+        raise _no_valid(path, "every response abstained")
+    return acc.finalize()
+
+
+# --- correlate ---------------------------------------------------------------------
+
+CORRELATE_MODES = ("pairs", "table", "study")
+
+
+def _corr_dict(res: CorrelationResult) -> Dict[str, Any]:
+    return {"statistic": _clean(res.statistic), "pvalue": _clean(res.pvalue)}
+
+
+def correlate_item(record: Mapping[str, Any], *, line: int, variants: Iterable[str] = ()) -> ItemRow:
+    """One ``correlate`` pairs-mode item row: ``{"line", "id"?, "pearson", "pearson_pvalue", "spearman",
+    "spearman_pvalue"}`` (null where undefined), or ``{"line", "id"?, "error"}``."""
+    row: ItemRow = {"line": line}
+    if "id" in record:
+        row["id"] = record["id"]
+    x, y = record.get("x"), record.get("y")
+    if not isinstance(x, list) or not isinstance(y, list):
+        row["error"] = "x and y must be lists of numbers"
+        return row
+    try:
+        p, s = pearson(x, y, variants=variants), spearman(x, y)
+    except ScoringError as exc:
+        row["error"] = str(exc)
+        return row
+    row.update(
+        pearson=_clean(p.statistic),
+        pearson_pvalue=_clean(p.pvalue),
+        spearman=_clean(s.statistic),
+        spearman_pvalue=_clean(s.pvalue),
+    )
+    return row
+
+
+def _row_line(row: Mapping[str, Any]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    if "id" in row:
+        out["id"] = row["id"]
+    if "error" in row:
+        out["error"] = row["error"]
+        return out
+    out["pearson"] = {"statistic": row["pearson"], "pvalue": row["pearson_pvalue"]}
+    out["spearman"] = {"statistic": row["spearman"], "pvalue": row["spearman_pvalue"]}
+    return out
+
+
+@register_accumulator
+class CorrelateAccumulator(Accumulator):
+    """``factuality correlate``: Pearson and Spearman with p-values, in three modes.
+
+    ``pairs``: one correlation per input line (the item row holds it; the state
+    keeps the output lines).  ``table``: the item rows are ``{"line", "x",
+    "y"}`` and the state keeps the pairs (ranks and numpy means need all of
+    them).  ``study``: one row per labelled response, ``human.<metric>`` and
+    ``safe.<metric>`` values; the state keeps them.
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "correlate"
+    DIRECTIONS = {"pearson": "higher", "spearman": "higher"}
+
+    def __init__(self, *, mode: str = "pairs", variants: Sequence[str] = ()) -> None:
+        if mode not in CORRELATE_MODES:
+            raise ScoringError(f"unknown correlate mode {mode!r}")
+        super().__init__(mode=mode, variants=list(check_variants(variants, "correlate")))
+        self.rows: List[Dict[str, Any]] = []
+
+    def add(self, item: ItemRow) -> None:
+        mode = self.params["mode"]
+        if mode == "pairs":
+            self.rows.append(_row_line(item))
+        elif mode == "table":
+            self.rows.append({"x": item["x"], "y": item["y"]})
+        else:
+            self.rows.append({k: v for k, v in item.items() if k.startswith(("human.", "safe."))})
+
+    def _data(self) -> Dict[str, Any]:
+        return {"rows": self.rows}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.rows = list(data["rows"])
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, CorrelateAccumulator)
+        self.rows.extend(other.rows)
+
+    def finalize(self) -> Report:
+        mode = self.params["mode"]
+        variants = self.params["variants"]
+        if mode == "study":
+            return self._study()
+        if mode == "table":
+            xs = [r["x"] for r in self.rows]
+            ys = [r["y"] for r in self.rows]
+            p, s = pearson(xs, ys, variants=variants), spearman(xs, ys)
+            lines = [{"pearson": _corr_dict(p), "spearman": _corr_dict(s)}]
+        else:
+            lines = list(self.rows)
+        metrics: Dict[str, Any] = {"n_lines": len(lines), "n_errors": sum(1 for d in lines if "error" in d)}
+        if len(lines) == 1 and "error" not in lines[0]:
+            for name in ("pearson", "spearman"):
+                metrics[name] = lines[0][name]["statistic"]
+                metrics[f"{name}_pvalue"] = lines[0][name]["pvalue"]
+        sig = signature(command="correlate", variants=variants, params=[("mode", mode), ("alternative", "two-sided")])
+        return Report(FAMILY, sig, {"lines": lines}, metrics, self.notes())
+
+    def _study(self) -> Report:
+        human = [{k[6:]: v for k, v in r.items() if k.startswith("human.")} for r in self.rows]
+        safe = [{k[5:]: v for k, v in r.items() if k.startswith("safe.")} for r in self.rows]
+        results = correlation_study(human, safe, variants=self.params["variants"])
+        lines = []
+        metrics: Dict[str, Any] = {"n_responses": len(human)}
+        for r in results:
+            lines.append(
+                {"metric": r.metric, "n": r.n, "pearson": _corr_dict(r.pearson), "spearman": _corr_dict(r.spearman)}
+            )
+            for name, res in (("pearson", r.pearson), ("spearman", r.spearman)):
+                metrics[f"{name}.{r.metric}"] = _nan_none(res.statistic)
+                metrics[f"{name}_pvalue.{r.metric}"] = _nan_none(res.pvalue)
+            metrics[f"n.{r.metric}"] = r.n
+        display = {
+            r.metric: {
+                "pearson": [round(r.pearson.statistic, 3), round_to_sigfigs(r.pearson.pvalue, 3)],
+                "spearman": [round(r.spearman.statistic, 3), round_to_sigfigs(r.spearman.pvalue, 3)],
+            }
+            for r in results
+        }
+        notes = self.notes()
+        missing = sum(1 for d in safe if not d)
+        if missing:
+            notes.append(f"{missing} of {len(human)} labelled responses have no SAFE line (dropped per metric)")
+        result = {"n_responses": len(human), "lines": lines, "display": _clean(display)}
+        sig = signature(
+            command="correlate",
+            variants=self.params["variants"],
+            params=[("mode", "study"), ("order", "sorted_files"), ("alternative", "two-sided")],
+        )
+        return Report(FAMILY, sig, result, metrics, notes)
+
+
+def correlate_file(
+    path: str, *, variants: Iterable[str] = (), on_item: Optional[Callable[[ItemRow], None]] = None
+) -> Report:
+    """``correlate`` pairs mode: one ``{x: [...], y: [...]}`` per line; a bad line is an error line."""
+    names = check_variants(variants, "correlate")
+    acc = CorrelateAccumulator(mode="pairs", variants=names)
+    n_ok = 0
+    for lineno, rec in iter_records(path):
+        row = correlate_item(rec, line=lineno, variants=names)
+        if "error" in row:
+            acc.note(f"{path}:{lineno}: {row['error']}")
+        else:
+            n_ok += 1
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    if not n_ok:
+        raise _no_valid(path, f"none of the {len(acc.rows)} line(s) holds a valid x/y pair")
+    return acc.finalize()
+
+
+def correlate_table_file(
+    path: str, *, x: str, y: str, variants: Iterable[str] = (), on_item: Optional[Callable[[ItemRow], None]] = None
+) -> Report:
+    """``correlate`` table mode: columns ``x`` and ``y`` of a JSONL/JSON/CSV/TSV table (x first)."""
+    names = check_variants(variants, "correlate")
+    acc = CorrelateAccumulator(mode="table", variants=names)
+    for lineno, rec in iter_records(path):
+        values = []
+        for col in (x, y):
+            if col not in rec:
+                raise ScoringError(f"no column {col!r}", path=path, line=lineno)
+            try:
+                values.append(parse_number(rec[col], col))
+            except ValueError as exc:
+                raise ScoringError(str(exc), path=path, line=lineno) from None
+        row = {"line": lineno, "x": values[0], "y": values[1]}
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    if not acc.rows:
+        raise _no_valid(path, "the table has no row")
+    return acc.finalize()
+
+
+def labeled_files(paths: Sequence[str]) -> List[str]:
+    """FActScore labelled files: each path, or the ``*.jsonl`` files without ``_`` of a folder (sorted)."""
+    files: List[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            names = sorted(n for n in os.listdir(path) if n.endswith(".jsonl") and "_" not in n)
+            if not names:
+                raise ScoringError("no *.jsonl labelled files (without '_') here", path=path)
+            files.extend(os.path.join(path, n) for n in names)
+        else:
+            files.append(path)
+    return files
+
+
+def study_file(
+    labeled: Sequence[str],
+    safe_path: str,
+    *,
+    variants: Iterable[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """The SAFE-vs-human study (``correlate --labeled ... --safe ...``).
+
+    The item rows are the labelled responses (sorted files, then line order):
+    ``{"model", "line", "topic", "human.<metric>"..., "safe.<metric>"...}``.
+    The SAFE file is indexed first (by ``model_name`` and ``line`` or ``topic``).
+    """
+    names = check_variants(variants, "correlate")
+    keys: List[Tuple[str, int, str]] = []
+    human: List[Dict[str, Any]] = []
+    for path in labeled_files(labeled):
+        model = os.path.basename(path).split(".")[0]
+        for lineno, rec in iter_records(path):
+            counts = human_label_counts(rec, where=f"{path}:{lineno}")
+            if counts is None:
+                continue
+            keys.append((model, lineno - 1, str(rec.get("topic", ""))))
+            human.append(study_metrics_human(counts))
+    if not human:
+        raise _no_valid(", ".join(labeled), "no labelled response with human labels")
+    by_line = {(m, line): i for i, (m, line, _) in enumerate(keys)}
+    by_topic: Dict[Tuple[str, str], int] = {}
+    for i, (m, _, topic) in enumerate(keys):
+        by_topic.setdefault((m, topic), i)
+    safe: List[Dict[str, Any]] = [{} for _ in human]
+    for lineno, rec in iter_records(safe_path):
+        where = f"{safe_path}:{lineno}"
+        model = str(rec.get("model_name"))
+        if "line" in rec:
+            idx = by_line.get((model, rec["line"]))
+        elif "topic" in rec:
+            idx = by_topic.get((model, rec["topic"]))
+        else:
+            raise ScoringError("needs model_name and line (0-based) or topic", path=safe_path, line=lineno)
+        if idx is None:
+            raise ScoringError(
+                f"no labelled response for model_name={model!r} "
+                f"{'line' if 'line' in rec else 'topic'}={rec.get('line', rec.get('topic'))!r}",
+                path=safe_path,
+                line=lineno,
+            )
+        safe[idx] = study_metrics_safe(rec, where=where)
+    acc = CorrelateAccumulator(mode="study", variants=names)
+    for (model, line, topic), h, s in zip(keys, human, safe):
+        row: ItemRow = {"model": model, "line": line, "topic": topic}
+        row.update({f"human.{k}": v for k, v in h.items()})
+        row.update({f"safe.{k}": v for k, v in s.items()})
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    return acc.finalize()
+
+
+# --- judge ------------------------------------------------------------------------
+
+_COUNTS = ("supported", "not_supported", "irrelevant", "num_claims", "dropped")
+
+
+@register_accumulator
+class JudgeAccumulator(Accumulator):
+    """``factuality judge``'s report: response and error counts and the summed label counts.
+
+    Item rows are the judged lines without their ``facts``:
+    ``{"id", "supported", "not_supported", "irrelevant", "num_claims", "dropped"}``
+    or ``{"id", "error"}``; the state is integer sums (exact merges).
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "judge"
+    DIRECTIONS = {"supported": "higher", "not_supported": "lower", "dropped": "lower"}
+
+    def __init__(self, *, judge_model: str = "none", judge_template: str = "builtin", records: str = "") -> None:
+        super().__init__(judge_model=judge_model, judge_template=judge_template, records=records)
+        self.responses = 0
+        self.errors = 0
+        self.totals = {k: 0 for k in _COUNTS}
+
+    def add(self, item: ItemRow) -> None:
+        self.responses += 1
+        if "error" in item:
+            self.errors += 1
+            return
+        for k in _COUNTS:
+            self.totals[k] += int(item[k])
+
+    def _data(self) -> Dict[str, Any]:
+        return {"responses": self.responses, "errors": self.errors, "totals": self.totals}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.responses = int(data["responses"])
+        self.errors = int(data["errors"])
+        self.totals = {k: int(data["totals"][k]) for k in _COUNTS}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, JudgeAccumulator)
+        self.responses += other.responses
+        self.errors += other.errors
+        for k in _COUNTS:
+            self.totals[k] += other.totals[k]
+
+    def finalize(self) -> Report:
+        p = self.params
+        result: Dict[str, Any] = {"responses": self.responses, "errors": self.errors, "output": p["records"]}
+        result.update(self.totals)
+        sig = signature(
+            command="judge",
+            params=[
+                ("step", "judge"),
+                ("search", "passages"),
+                ("judge_template", p["judge_template"]),
+                ("judge_model", p["judge_model"]),
+            ],
+        )
+        metrics: Dict[str, Any] = {k: v for k, v in result.items() if isinstance(v, int)}
+        return Report(FAMILY, sig, result, metrics, self.notes())
+
+
+# --- Pearson tolerance -------------------------------------------------------------
+
+
+def pearson_tolerance(r: float, n: int) -> Tuple[float, float]:
+    """How far :func:`pearson` can be from scipy's ``pearsonr``: ``(abs_tol_r, rel_tol_p)``.
+
+    scipy's ``r`` is a BLAS ``ddot`` of the normalised deviations, whose
+    summation order (and FMA use) depends on the CPU, so it cannot be
+    reproduced in the standard library; this module's ``r`` is the correctly
+    rounded (``fsum``) dot of the same normalised terms.  Both are within the
+    classical dot-product bound of the exact value, ``n * 2**-53`` absolute
+    (the terms' magnitudes sum to at most 1), so ``|r - r_scipy| <= (n + 4) *
+    2**-53`` everywhere, including near ``r = 0`` (an absolute, not relative,
+    bound).  The p-value ``2 I_{(1-|r|)/2}(a, a)`` (``a = n/2 - 1``) amplifies
+    that error near ``|r| = 1``: ``d log p / d|r| <= max(a, 1) * 2 / (1 - |r|)``,
+    so the relative p tolerance is ``1e-12 + 2 * max(a, 1) * abs_tol_r / (1 - |r|)``
+    (infinite at ``|r| = 1``).
+
+    >>> pearson_tolerance(0.5, 10)[0] == 14 * 2.0 ** -53
+    True
+    """
+    abs_r = (n + 4) * 2.0**-53
+    a = max(n / 2.0 - 1.0, 1.0)
+    gap = 1.0 - abs(r)
+    rel_p = math.inf if gap <= 0 else 1e-12 + 2.0 * a * abs_r / gap
+    return abs_r, rel_p

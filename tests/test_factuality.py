@@ -222,10 +222,15 @@ def test_run_eval_first_prompt_failed_skips_side():
     prompts.insert(0, prompts.pop())  # the failed prompt first
     res = F.run_eval_aggregate(inp, max_claim=64)
     assert res.added == {}
-    assert any("skips the whole side" in d for d in res.diagnostics)
-    # the per-prompt F1 keys are still written
-    assert "f1_64" in prompts[1]["side2_posthoc_eval_data"] or True
-    assert "f1_64" in res.result["per_prompt_data"][1]["side2_posthoc_eval_data"]
+    # spec section 12: the reference leaves a side that prompt 0 lacks untouched (no f1 key anywhere)
+    assert any("leaves the whole side untouched" in d for d in res.diagnostics)
+    assert "f1_64" not in res.result["per_prompt_data"][1]["side2_posthoc_eval_data"]
+    assert res.result == inp
+    # variant sides_by_flags: the earlier behaviour (the per-prompt F1 keys are still written)
+    old = F.run_eval_aggregate(inp, max_claim=64, variants=["sides_by_flags"])
+    assert old.added == {}
+    assert any("skips the whole side" in d for d in old.diagnostics)
+    assert "f1_64" in old.result["per_prompt_data"][1]["side2_posthoc_eval_data"]
     allr = F.run_eval_aggregate(inp, max_claim=64, variants=["aggregate_all_rated"])
     ref = F.run_eval_aggregate(_fixture(), max_claim=64)
     assert allr.added == ref.added
@@ -233,9 +238,23 @@ def test_run_eval_first_prompt_failed_skips_side():
 
 def test_run_eval_sides_and_errors():
     inp = _fixture()
-    assert F.run_eval_aggregate(inp, eval_side2=False).added == {}
+    flags = ["sides_by_flags"]
+    assert F.run_eval_aggregate(inp, eval_side2=False, variants=flags).added == {}
+    # spec section 12: print_results ignores the flags and the side names
+    ref = F.run_eval_aggregate(_fixture(), max_claim=64)
+    assert F.run_eval_aggregate(inp, max_claim=64, eval_side2=False).added == ref.added
     inp["side_2"] = "none"
-    assert F.run_eval_aggregate(inp).rated_sides == []
+    assert F.run_eval_aggregate(inp, variants=flags).rated_sides == []
+    assert F.run_eval_aggregate(inp).rated_sides == ["side2"]
+    # a side named placeholder whose ratings are in the file is aggregated too
+    inp = _fixture()
+    for prompt in inp["per_prompt_data"]:
+        if "side2_posthoc_eval_data" in prompt:
+            prompt["side1_posthoc_eval_data"] = dict(prompt["side2_posthoc_eval_data"])
+    both = F.run_eval_aggregate(inp, max_claim=64)
+    assert both.rated_sides == ["side1", "side2"]
+    assert both.added["side1_avg_f1_64"] == both.added["side2_avg_f1_64"] == ref.added["side2_avg_f1_64"]
+    assert F.run_eval_aggregate(inp, max_claim=64, variants=flags).rated_sides == ["side2"]
     inp = _fixture()
     del inp["per_prompt_data"][3]["side2_posthoc_eval_data"]["Irrelevant"]
     with pytest.raises(ScoringError, match="prompt 3.*Irrelevant"):

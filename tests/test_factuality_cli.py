@@ -70,13 +70,17 @@ def test_f1k_k_rules_in_signature(tmp_path):
         "c.jsonl",
         [{"supported": s, "not_supported": n} for s, n in [(10, 2), (50, 14), (3, 0), (70, 8), (30, 4)]],
     )
+    report = str(tmp_path / "report.json")
     for rule, k in (("median", 34), ("max", 78), ("p25", 12), ("p100", 78)):
-        r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", rule, "--format", "json"])
+        argv = ["factuality", "f1k", "--input", path, "--max-claims", rule]
+        r = run_cli(argv + ["--output", "json:" + report, "--output", "jsonl:-"])
         assert r.code == 0, r.err
-        out = json.loads(r.out)
+        with open(report, encoding="utf-8") as fh:
+            out = json.load(fh)
         assert out["result"]["max_claims"] == k
         assert f"|K={k}|k_rule=" in out["signature"]
-        assert all(line["max_claims"] == k for line in out["result"]["lines"])
+        # the per-line results are the JSONL stream (and --per-item), not part of the JSON report
+        assert all(json.loads(line)["max_claims"] == k for line in r.out.splitlines())
     r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", "median", "--format", "json"])
     assert "k_rule=upper_median_of_S+NS" in json.loads(r.out)["signature"]
     r = run_cli(["factuality", "f1k", "--input", path, "--max-claims", "p200"])
@@ -436,9 +440,12 @@ def test_subprocess_exit_codes(tmp_path):
 
 
 def test_demo_includes_factuality():
-    r = run_cli(["demo"])
-    assert r.code == 0, r.out
-    assert "== factuality ==" in r.out and "byte-for-byte" in r.out
+    from rageval_min import _demo
+    from rageval_min.cli import main
+
+    results = _demo.run_family(os.path.join(ROOT, "gold_samples"), "factuality", main)
+    assert len(results) == 5 and all(r.ok for r in results), [r.detail for r in results]
+    assert any("byte-for-byte" in r.name for r in results)
     assert not math.isnan(0.0)
 
 

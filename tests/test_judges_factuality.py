@@ -1,5 +1,5 @@
-"""`factuality judge` (rageval_min/_judge_factuality.py): search-free SAFE through a scripted judge on a
-loopback server and from the replay cache, feeding `factuality f1k`."""
+"""`factuality judge` (library: _judge_factuality.py; CLI: _cmd_factuality.py): search-free SAFE through a
+scripted judge on a loopback server and from the replay cache, feeding `factuality f1k`."""
 
 import argparse
 import io
@@ -10,6 +10,7 @@ import pytest
 from conftest import run_cli
 from judge_server import ChatServer
 
+from rageval_min import _cmd_factuality as cf
 from rageval_min import _judge_factuality as jf
 from rageval_min._cli_common import CliIO
 
@@ -60,7 +61,7 @@ def server():
 def _run(argv):
     parser = argparse.ArgumentParser(prog="rageval-min factuality")
     sub = parser.add_subparsers()
-    jf.register_factuality_judge(sub)
+    cf.register_judge(sub)
     args = parser.parse_args(["judge"] + argv)
     out, err = io.StringIO(), io.StringIO()
     code = args.func(args, CliIO(out, err))
