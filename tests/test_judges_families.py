@@ -199,6 +199,7 @@ def test_rgb_judge_mixed_noise_rates_fail_before_any_call(server, tmp_path):
         (["--judge-timeout", "inf"], "--judge-timeout"),
         (["--variant", "reject_casefold", "--judge-template", "/nonexistent/template.txt"], "template"),
         (["--dataset", "en", "--output", P_EN1], "same file"),
+        (["--per-item", "/nonexistent/dir/items.jsonl"], "does not exist"),
     ],
 )
 def test_rgb_judge_bad_options_fail_before_any_call(server, tmp_path, extra, needle):
