@@ -1,79 +1,80 @@
-"""``rageval-min mtrag``: MT-RAG algorithmic metrics, IDK conditioning and summaries.
+"""``rageval-min mtrag``: MT-RAG algorithmic metrics, LLM judges, IDK conditioning and summaries.
 
-Subcommands:
+Subcommands (the scoring lives in :mod:`rageval_min.mtrag` and, for ``judge``,
+:mod:`rageval_min._judge_mtrag`; this module only parses options):
 
 ``algorithmic``  streams task records, writes each back with its ``metrics`` (as
                  ``run_algorithmic.py``), reports the mean of each metric.
+``judge``        asks an LLM judge for ``underspecified_eval``, ``idk_eval``, ``RL_F``, ``RB_llm``.
 ``condition``    IDK conditioning of RB_agg / RB_llm / RL_F given ``idk_eval`` values.
 ``summarize``    per-setting, per-model means by answerability from evaluated JSONL or
                  InspectorRAGet analytics files (reproduces the paper's Table 6).
 
-``algorithmic`` and ``condition`` read and write one record at a time (constant memory);
-their records file is written atomically, the report goes to stdout or ``--report``.
+``algorithmic``, ``judge`` and ``condition`` write a records file and a report.  Two
+spellings are accepted:
+
+* ``--output OUT.jsonl [--report PATH]``: ``--output`` is the records file and the
+  report goes to ``--report`` or stdout (the long-standing form);
+* ``--records OUT.jsonl [--output [FORMAT:]PATH ...]``: the family contract's form,
+  where ``--output`` is the report (repeatable); ``--records -`` writes the records
+  to stdout.
+
+Nothing is written when an option or the input is bad: the paths are checked first
+(an output may not name an input or another output), gate names are checked before
+the records file is committed, and ``judge`` reads and checks the whole input before
+its first call.
 """
 
 import argparse
-import json
 import os
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Iterator, List, Optional, Sequence
 
-from . import _cli_judge, judges, mtrag, rouge
-from ._cli_common import CliIO, add_report_options, emit_report, gold_samples_dir, selected_variants
-from ._io import Problems, atomic_writer, iter_jsonl, read_json, read_text
-from ._report import Report
+from . import _cli_judge, _judge_mtrag, judges, mtrag, rouge
+from ._cli_common import (
+    CliIO,
+    add_records_option,
+    add_report_options,
+    emit_report,
+    item_sink,
+    prepare,
+    selected_variants,
+)
+from ._io import atomic_writer
+from ._report import FORMATS, Report
 from .errors import ScoringError
+from .gates import check_gate_names
 
-#: How many diagnostics a report keeps (the rest are counted), so memory stays constant.
-MAX_DIAGNOSTICS = 50
-
-#: Metrics averaged in the ``algorithmic`` report, in output order.
-_ALGO_MEANS = mtrag.ALGORITHMIC_METRICS
-
-
-class _Diagnostics:
-    def __init__(self, limit: int = MAX_DIAGNOSTICS) -> None:
-        self.limit = limit
-        self.items: List[str] = []
-        self.dropped = 0
-
-    def extend(self, items: Sequence[str]) -> None:
-        for item in items:
-            if len(self.items) < self.limit:
-                self.items.append(item)
-            else:
-                self.dropped += 1
-
-    def final(self) -> List[str]:
-        if self.dropped:
-            return self.items + [f"... and {self.dropped} more diagnostics"]
-        return list(self.items)
-
-
-#: The variants that apply to each step.
-STEP_VARIANTS = {
-    "algorithmic": ("rb_agg_unguarded", "unicode_tokens"),
-    "condition": ("paper_idk", "answerability_alias"),
-    "summarize": ("answerability_alias",),
-}
+#: Kept for callers of the old location; the function is :func:`rageval_min.mtrag.algorithmic_file`.
+algorithmic_file = mtrag.algorithmic_file
+condition_file = mtrag.condition_file
+summarize_files = mtrag.summarize_files
 
 
 def _records_options(p: argparse.ArgumentParser, *, what: str, step: str) -> None:
     p.add_argument("--input", required=True, metavar="IN.jsonl", help=f"{what} (JSON Lines)")
-    add_report_options(p, variants=STEP_VARIANTS[step])
-    # --output is the records file here; the report goes to stdout or --report.
+    add_report_options(p, variants=mtrag.STEP_VARIANTS[step], per_item=True)
+    # --output is the records file unless --records is given (then it is the report, repeatable).
     p.add_argument(
         "--output",
-        required=True,
-        metavar="OUT.jsonl",
-        help="write the records, each with its metrics, to this file (atomically)",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="the records file (OUT.jsonl), each record with its metrics, written atomically; "
+        "with --records: the report, [FORMAT:]PATH, repeatable",
     )
-    p.add_argument("--report", metavar="PATH", help="write the report to PATH (atomically) instead of stdout")
+    p.add_argument(
+        "--report", metavar="PATH", help="with --output OUT.jsonl: write the report to PATH (atomically), not stdout"
+    )
+    add_records_option(
+        p, what="the records (instead of --output; then --output is the report; - is stdout)", required=False
+    )
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "mtrag",
-        help="MT-RAG (IBM mt-rag-benchmark): algorithmic metrics, RB_agg, IDK conditioning, summaries",
+        help="MT-RAG (IBM mt-rag-benchmark): algorithmic metrics, RB_agg, LLM judges, IDK conditioning, summaries",
         description="MT-RAG generation metrics with parity to IBM/mt-rag-benchmark@cc5b1d4.",
     )
     msub = p.add_subparsers(dest="mtrag_command", metavar="STEP")
@@ -103,8 +104,9 @@ def register(sub: Any) -> None:
         conflict_handler="resolve",
         help="IDK conditioning of RB_agg, RB_llm, RL_F (needs metrics.idk_eval)",
         description="Add <metric>_idk_underspecified (or <metric>_idk with --variant paper_idk) for each "
-        "metric. Floats in the written records are rounded to 10 decimals like the reference's pandas "
-        "writer unless --full-precision is given.",
+        "metric. The records are written like the reference's pandas writer: floats rounded to 10 decimals "
+        "and each conditioned metric typed by its column (one float or null in it makes every 1/0 1.0/0.0; "
+        "the input is read twice for that), unless --full-precision is given.",
     )
     _records_options(c, what="evaluated records with metrics.idk_eval", step="condition")
     c.add_argument(
@@ -117,7 +119,7 @@ def register(sub: Any) -> None:
     c.add_argument(
         "--full-precision",
         action="store_true",
-        help="do not round floats to 10 decimals in the written records",
+        help="write plain JSON records: floats not rounded, each value with its own type",
     )
     c.set_defaults(func=run_condition)
 
@@ -148,12 +150,60 @@ def register(sub: Any) -> None:
         metavar="NAME",
         help="model name for JSONL records without a model_id field (default: the setting label)",
     )
-    add_report_options(s, variants=STEP_VARIANTS["summarize"])
+    add_report_options(s, variants=mtrag.STEP_VARIANTS["summarize"], per_item=True)
     s.set_defaults(func=run_summarize)
 
-    from ._judge_mtrag import register_mtrag_judge
+    _register_judge(msub)
 
-    register_mtrag_judge(msub)
+
+def _register_judge(msub: Any) -> None:
+    j = msub.add_parser(
+        "judge",
+        conflict_handler="resolve",
+        help="LLM-judged metrics: idk_eval, RB_llm, RL_F (and underspecified_eval)",
+        description="Ask the judge for every record and write the records back with metrics.underspecified_eval, "
+        "idk_eval, RL_F and RB_llm filled (those asked for, in the reference pipeline's order); then run "
+        "'mtrag condition'. Prompts are our own wording; --judge-template STEP=FILE (steps: "
+        + ", ".join(_judge_mtrag.TEMPLATE_STEPS)
+        + ") for a published one.",
+    )
+    j.add_argument(
+        "--input", required=True, metavar="IN.jsonl", help="records with input, predictions, targets, contexts"
+    )
+    j.add_argument(
+        "--steps",
+        default=",".join(_judge_mtrag.DEFAULT_STEPS),
+        metavar="LIST",
+        help=f"comma-separated, from {', '.join(_judge_mtrag.STEPS)} (default: {','.join(_judge_mtrag.DEFAULT_STEPS)})",
+    )
+    _cli_judge.add_judge_options(j)
+    g = j.add_argument_group("records, report and gates")
+    g.add_argument("--format", choices=list(FORMATS), default="json", help="report format (default: json)")
+    g.set_defaults(_formats=list(FORMATS))
+    g.add_argument(
+        "--output",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="the judged records (OUT.jsonl); with --records: the report, [FORMAT:]PATH, repeatable",
+    )
+    g.add_argument(
+        "--report", metavar="PATH", help="with --output OUT.jsonl: write the report to PATH atomically, not stdout"
+    )
+    add_records_option(g, what="the judged records (instead of --output; - is stdout)", required=False)
+    g.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar='"NAME OP VALUE"',
+        help="on the family's metrics and judge_calls, judge_cache_hits, judge_failures, judge_unparseable; repeatable",
+    )
+    g.add_argument(
+        "--per-item",
+        metavar="PATH",
+        help="also write one item row per input record (JSON Lines, input order) to PATH",
+    )
+    j.set_defaults(func=run_judge)
 
 
 def _run_help(args: argparse.Namespace, io: CliIO) -> int:
@@ -162,326 +212,142 @@ def _run_help(args: argparse.Namespace, io: CliIO) -> int:
 
 
 # ---------------------------------------------------------------------------
-# algorithmic / condition: streaming
+# records + report
 # ---------------------------------------------------------------------------
 
 
-def _one(
-    path: str, line_no: int, record: Any, step: Any, writer: Any, fh: Any, problems: Problems, diagnostics: _Diagnostics
-) -> int:
-    if not isinstance(record, dict):
-        problems.add("expected a JSON object", path=path, line=line_no)
-        return 0
-    rid = f"{path}:{line_no}"
-    task_id = record.get("task_id")
-    if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
-        rid = f"task_id={task_id}"
+def _same_file(a: str, b: str) -> bool:
     try:
-        result = step(record, rid)
-    except ScoringError as exc:
-        problems.add(
-            exc.msg, path=path, line=line_no, field=exc.field, record=rid if rid.startswith("task_id=") else None
-        )
-        return 0
-    if not problems:
-        fh.write(writer(result.record))
-        fh.write("\n")
-    diagnostics.extend(result.diagnostics)
-    return 1
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _means_report(n: int, output: Optional[str], means: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """The ``result`` payload and the gateable metrics of a streamed step."""
-    present = {k: v for k, v in means.items() if v.n or v.skipped}
-    result = {
-        "records": n,
-        "output": output,
-        "means": {k: v.mean for k, v in present.items()},
-        "counts": {k: v.n for k, v in present.items()},
-    }
-    metrics: Dict[str, Any] = {"records": n}
-    metrics.update((k, v.mean) for k, v in present.items())
-    return result, metrics
+def _normalize(args: argparse.Namespace, inputs: Sequence[str]) -> argparse.Namespace:
+    """The options in the contract's form: ``records`` is the records file, ``output`` the report targets.
 
-
-def _stream(path: str, output: str, step: Any, writer: Any) -> Tuple[int, _Diagnostics]:
-    """Read ``path`` one record at a time, apply ``step(record, rid) -> RecordResult``,
-    write with ``writer(record) -> str``.  Bad records are collected and raised together;
-    the output file is then not created."""
-    problems = Problems()
-    diagnostics = _Diagnostics()
-    n = 0
-    if os.path.abspath(path) == os.path.abspath(output):
-        raise ScoringError("--output must differ from --input", path=output)
-    with atomic_writer(output) as fh:
-        try:
-            for line_no, record in iter_jsonl(path):
-                n += _one(path, line_no, record, step, writer, fh, problems, diagnostics)
-                if problems.full:
-                    break
-        except ScoringError as exc:  # the reader's problems (bad JSON, encoding, ...)
-            problems.add_error(exc)
-        problems.raise_if_any()
-    return n, diagnostics
-
-
-def _json_algorithmic(record: Dict[str, Any]) -> str:
-    # run_algorithmic.py writes with json.dump: ASCII escapes, full repr, NaN kept.
-    return json.dumps(record)
-
-
-def _json_pandas(record: Dict[str, Any]) -> str:
-    # close to pandas to_json(orient="records", lines=True): compact, ASCII, "\/".
-    return json.dumps(record, separators=(",", ":"), allow_nan=False).replace("/", "\\/")
-
-
-def algorithmic_file(
-    path: str,
-    output: str,
-    *,
-    variants: Sequence[str] = (),
-    bertscore: Optional[mtrag.BertScorer] = None,
-    lcs: Optional[rouge.LcsFn] = None,
-    backend: str = "stdlib",
-) -> Report:
-    """Run the algorithmic step on a JSONL file (streaming) and return the report.
-
-    ``bertscore`` is the hook for a BERTScore scorer (see :data:`mtrag.BertScorer`); ``lcs``
-    an exact LCS-length function for the ROUGE-L metrics, named ``backend`` in the signature.
+    Refuses (nothing written) a records file or report that names an input, and a
+    report that names the records file, in the words of the form the user typed.
     """
-    means = {name: mtrag.ExactMean() for name in _ALGO_MEANS}
-
-    def step(record: Dict[str, Any], rid: str) -> mtrag.RecordResult:
-        result = mtrag.score_record(record, variants=variants, bertscore=bertscore, record_id=rid, lcs=lcs)
-        for name, value in mtrag.summary_values(result.record["metrics"]).items():
-            if name in means:
-                means[name].add(value)
-        return result
-
-    n, diagnostics = _stream(path, output, step, _json_algorithmic)
-    result, metrics = _means_report(n, output, means)
-    params: List[Tuple[str, object]] = [
-        ("step", "algorithmic"),
-        ("bertscore", "input" if bertscore is None else "scorer"),
-    ]
-    if backend != "stdlib":
-        params.append(("backend", backend))
-    return Report(
-        family="mtrag",
-        signature=mtrag.signature(variants, params),
-        result=result,
-        metrics=metrics,
-        diagnostics=diagnostics.final(),
-    )
-
-
-def condition_file(
-    path: str,
-    output: str,
-    *,
-    metrics: Sequence[str] = mtrag.CONDITIONED_METRICS,
-    variants: Sequence[str] = (),
-    digits: Optional[int] = 10,
-) -> Report:
-    """IDK-condition every record of a JSONL file (streaming) and return the report."""
-    paper = "paper_idk" in variants
-    keys = [mtrag.conditioned_key(m, paper_idk=paper) for m in metrics]
-    means = {k: mtrag.ExactMean() for k in keys}
-
-    def step(record: Dict[str, Any], rid: str) -> mtrag.RecordResult:
-        if digits is not None:
-            record = mtrag.round_floats(record, digits)  # values as the reference reads them
-        result = mtrag.condition_record(record, metrics=metrics, variants=variants, record_id=rid)
-        m = result.record["metrics"]
-        for key in keys:
-            if key in m:
-                means[key].add(m[key][0])
-        return result
-
-    def writer(record: Dict[str, Any]) -> str:
-        if digits is None:
-            return json.dumps(record)
-        return _json_pandas(record)  # already rounded in step()
-
-    n, diagnostics = _stream(path, output, step, writer)
-    result, gate_metrics = _means_report(n, output, means)
-    params = [("step", "condition"), ("metrics", ",".join(metrics)), ("float_digits", digits)]
-    return Report(
-        family="mtrag",
-        signature=mtrag.signature(variants, params),
-        result=result,
-        metrics=gate_metrics,
-        diagnostics=diagnostics.final(),
-    )
-
-
-def _emit_with_report_path(report: Report, args: argparse.Namespace, io: CliIO) -> int:
     ns = argparse.Namespace(**vars(args))
-    ns.output = args.report
+    outputs: List[str] = list(getattr(args, "output", None) or [])
+    if getattr(args, "records", None):
+        if getattr(args, "report", None):
+            raise ScoringError("--report goes with --output OUT.jsonl; with --records, --output names the report")
+        ns.records = args.records
+        ns.output = outputs
+        return ns
+    if not outputs:
+        raise ScoringError("give the records file: --output OUT.jsonl (or --records OUT.jsonl)", field="--output")
+    if len(outputs) > 1:
+        raise ScoringError("--output names the records file once (with --records, --output is the report)")
+    records, report = outputs[0], getattr(args, "report", None)
+    for path in inputs:
+        if _same_file(records, path):
+            raise ScoringError("--output must differ from --input", path=records)
+        if report and _same_file(report, path):
+            raise ScoringError(f"--report names the same file as input {path}; refusing to overwrite it", path=report)
+    if report and report != "-" and _same_file(report, records):
+        raise ScoringError("--report names the same file as --output (the records file)", path=report)
+    ns.records = records
+    ns.output = [report] if report else []
+    return ns
+
+
+@contextmanager
+def _records_target(path: str, io: CliIO) -> Iterator[Any]:
+    if path == "-":
+        yield io.stdout
+        return
+    with atomic_writer(path) as fh:
+        yield fh
+
+
+def _begin(args: argparse.Namespace, names: Optional[Sequence[str]] = None) -> Any:
+    """The options in the contract's form and the parsed gates, checked before any work."""
+    ns = _normalize(args, [args.input])
+    return ns, prepare(ns, inputs=[args.input], metric_names=names)
+
+
+def _finish(ns: argparse.Namespace, gates: Any, io: CliIO, run: Any) -> int:
+    """Run ``run(records_fh, records_name, on_item) -> Report`` with the records file and ``--per-item``
+    open (both committed only if every gate name exists), then emit the report."""
+    with _records_target(ns.records, io) as fh, item_sink(ns.per_item) as on_item:
+        report: Report = run(fh, ns.records, on_item)
+        check_gate_names(gates, report.metrics)
     return emit_report(report, ns, io)
 
 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
+    ns, gates = _begin(args)
     scorer = _cli_judge.scorer_from_args(args)
     bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
     lcs, backend = rouge.lcs_backend(args.backend)
-    report = algorithmic_file(
-        args.input, args.output, variants=selected_variants(args), bertscore=bertscore, lcs=lcs, backend=backend
-    )
-    if scorer is not None:
-        report = report._replace(
-            signature=report.signature.replace("|bertscore=scorer", "|bertscore=" + scorer.identity)
+
+    def run(fh: Any, name: str, on_item: Any) -> Report:
+        return mtrag.algorithmic_file(
+            args.input,
+            fh,
+            variants=selected_variants(args),
+            bertscore=bertscore,
+            bertscore_name=scorer.identity if scorer is not None else None,
+            lcs=lcs,
+            backend=backend,
+            on_item=on_item,
+            output_name=name,
         )
-    return _emit_with_report_path(report, args, io)
+
+    return _finish(ns, gates, io, run)
 
 
 def run_condition(args: argparse.Namespace, io: CliIO) -> int:
+    ns, gates = _begin(args)
     metrics = list(dict.fromkeys(args.metric)) or list(mtrag.CONDITIONED_METRICS)
-    report = condition_file(
-        args.input,
-        args.output,
-        metrics=metrics,
-        variants=selected_variants(args),
-        digits=None if args.full_precision else 10,
-    )
-    return _emit_with_report_path(report, args, io)
+
+    def run(fh: Any, name: str, on_item: Any) -> Report:
+        return mtrag.condition_file(
+            args.input,
+            fh,
+            metrics=metrics,
+            variants=selected_variants(args),
+            digits=None if args.full_precision else 10,
+            on_item=on_item,
+            output_name=name,
+        )
+
+    return _finish(ns, gates, io, run)
+
+
+def run_judge(args: argparse.Namespace, io: CliIO) -> int:
+    steps = _judge_mtrag.parse_steps(args.steps)
+    stats = list(judges.JudgeStats().as_metrics())
+    ns, gates = _begin(args, mtrag.JudgeAccumulator.metric_names(steps=steps) + stats)
+    checked = _judge_mtrag.read_judge_input(args.input, steps)  # the whole input, before any call
+    runner = _cli_judge.judge_from_args(args, steps=_judge_mtrag.TEMPLATE_STEPS, stderr=io.stderr)
+    try:
+        used = _judge_mtrag.templates_for(runner, steps)
+        with _records_target(ns.records, io) as fh, item_sink(ns.per_item) as on_item:
+            report = _judge_mtrag.judge_file(
+                args.input,
+                fh,
+                runner=runner,
+                steps=steps,
+                templates=used,
+                judge_model=_cli_judge.judge_model(runner),
+                on_item=on_item,
+                output_name=ns.records,
+                records=checked,
+            )
+            report = _cli_judge.with_judge_stats(report, runner)
+            check_gate_names(gates, report.metrics)
+    finally:
+        runner.close()
+    return emit_report(report, ns, io)
 
 
 # ---------------------------------------------------------------------------
 # summarize
 # ---------------------------------------------------------------------------
-
-
-def _analytics_rows(
-    path: str, data: Dict[str, Any], variants: Sequence[str]
-) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
-    """``(model, group, values)`` for each evaluation of an InspectorRAGet analytics file.
-
-    Evaluations are under ``evaluations`` (``annotations``) or, in schema 2, under
-    ``results`` (``scores``).  A metric's value is the ``value`` of its only annotator
-    (``system``/``composite``) when numeric or null; human (multi-annotator) and
-    categorical metrics are left out.  Answerability comes from the task's
-    ``Answerability`` or ``answerability`` (list or string)."""
-    tasks = data.get("tasks")
-    if not isinstance(tasks, list):
-        raise ScoringError("analytics file without a 'tasks' list", path=path, field="tasks")
-    answer: Dict[str, Optional[str]] = {}
-    for i, task in enumerate(tasks):
-        if not isinstance(task, dict) or "task_id" not in task:
-            raise ScoringError("task without task_id", path=path, field=f"tasks[{i}]")
-        label = (
-            mtrag.answerability_of(task, alias=True) if "answerability" not in task else mtrag.answerability_of(task)
-        )
-        answer[str(task["task_id"])] = label
-    evals = data.get("evaluations")
-    key = "annotations"
-    if evals is None:
-        evals, key = data.get("results"), "scores"
-    if not isinstance(evals, list):
-        raise ScoringError("analytics file without 'evaluations' or 'results'", path=path)
-    for i, ev in enumerate(evals):
-        if not isinstance(ev, dict) or not isinstance(ev.get(key), dict):
-            raise ScoringError(f"evaluation without '{key}'", path=path, field=f"evaluations[{i}]")
-        task_id = str(ev.get("task_id"))
-        if task_id not in answer:
-            raise ScoringError(f"unknown task_id {task_id!r}", path=path, field=f"evaluations[{i}].task_id")
-        values: Dict[str, Any] = {}
-        for metric, by_annotator in ev[key].items():
-            if not isinstance(by_annotator, dict) or len(by_annotator) != 1:
-                continue
-            (entry,) = by_annotator.values()
-            value = entry.get("value") if isinstance(entry, dict) else None
-            if value is None or mtrag._is_number(value):
-                values[metric] = value
-        yield str(ev.get("model_id")), mtrag.answerability_group(answer[task_id]), values
-
-
-def _jsonl_rows(path: str, model: str, variants: Sequence[str]) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
-    alias = "answerability_alias" in variants
-    problems = Problems()
-    for line_no, record in iter_jsonl(path):
-        if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
-            problems.add("expected an object with a 'metrics' object", path=path, line=line_no, field="metrics")
-            if problems.full:
-                break
-            continue
-        label = mtrag.answerability_of(record, alias=alias)
-        name = record.get("model_id")
-        yield (
-            (str(name) if name is not None else model),
-            mtrag.answerability_group(label),
-            mtrag.summary_values(record["metrics"]),
-        )
-    problems.raise_if_any()
-
-
-def _gate_label(text: str) -> str:
-    return "_".join(text.split()).replace("<", "_").replace(">", "_").replace("=", "_")
-
-
-def summarize_files(
-    inputs: Sequence[str],
-    *,
-    settings: Sequence[str] = (),
-    metrics: Sequence[str] = (),
-    model: Optional[str] = None,
-    variants: Sequence[str] = (),
-) -> Report:
-    """Summaries of evaluated JSONL files and/or analytics files, one setting per input."""
-    if settings and len(settings) != len(inputs):
-        raise ScoringError(f"{len(settings)} --setting labels for {len(inputs)} --input files", field="--setting")
-    wanted = set(metrics)
-    acc = mtrag.SummaryAccumulator()
-    sources = []
-    for i, path in enumerate(inputs):
-        label = settings[i] if settings else os.path.splitext(os.path.basename(path))[0]
-        if path.endswith(".jsonl"):
-            kind = "jsonl"
-            rows: Iterator[Tuple[str, str, Dict[str, Any]]] = _jsonl_rows(path, model or label, variants)
-        else:
-            data = read_json(path)
-            if isinstance(data, dict):
-                kind = "analytics"
-                rows = _analytics_rows(path, data, variants)
-            else:
-                raise ScoringError(
-                    "expected an analytics object (or use a .jsonl file of evaluated records)", path=path
-                )
-        sources.append({"setting": label, "input": path, "format": kind})
-        for row_model, group, values in rows:
-            if wanted:
-                values = {k: v for k, v in values.items() if k in wanted}
-            acc.add(label, row_model, group, values)
-    table = acc.result()
-    missing = wanted - {m for s in table.values() for mo in s.values() for g in mo.values() for m in g}
-    if missing:
-        raise ScoringError(f"no values for metric(s) {', '.join(sorted(missing))}", field="--metric")
-    result_settings = []
-    gate_metrics: Dict[str, Any] = {}
-    for source in sources:
-        label = source["setting"]
-        models = table.get(label, {})
-        result_settings.append(
-            dict(
-                source,
-                models={
-                    mo: {g: {m: gm._asdict() for m, gm in per.items()} for g, per in groups.items()}
-                    for mo, groups in models.items()
-                },
-            )
-        )
-        for mo, groups in models.items():
-            for g, per in groups.items():
-                for m, gm in per.items():
-                    gate_metrics["/".join(_gate_label(x) for x in (label, mo, g, m))] = gm.mean
-    params: List[Tuple[str, object]] = [("step", "summarize"), ("mean", "fsum")]
-    return Report(
-        family="mtrag",
-        signature=mtrag.signature(variants, params),
-        result={"settings": result_settings},
-        metrics=gate_metrics,
-        diagnostics=[],
-    )
 
 
 def _fmt(value: Optional[float]) -> str:
@@ -518,58 +384,14 @@ def format_summary_text(report: Report, outcomes: Sequence[Any] = ()) -> str:
 
 
 def run_summarize(args: argparse.Namespace, io: CliIO) -> int:
-    report = summarize_files(
-        args.input,
-        settings=args.setting,
-        metrics=list(dict.fromkeys(args.metric)),
-        model=args.model,
-        variants=selected_variants(args),
-    )
-    return emit_report(report, args, io, formatters={"text": format_summary_text})
-
-
-# ---------------------------------------------------------------------------
-# demo
-# ---------------------------------------------------------------------------
-
-
-def _read(path: str) -> str:
-    return read_text(path, what="gold sample")
-
-
-def demo(io: CliIO) -> str:
-    """Run the three steps on ``gold_samples/mtrag`` and compare with the stored outputs."""
-    import tempfile
-
-    base = gold_samples_dir("mtrag")
-    out: List[str] = []
-    with tempfile.TemporaryDirectory(prefix="rageval-mtrag-") as tmp:
-        algo_out = os.path.join(tmp, "algorithmic.jsonl")
-        report = algorithmic_file(os.path.join(base, "tasks.jsonl"), algo_out)
-        if _read(algo_out) != _read(os.path.join(base, "expected_algorithmic.jsonl")):
-            raise ScoringError("algorithmic output differs from expected_algorithmic.jsonl", path=base)
-        out.append(f"algorithmic: {report.result['records']} records")
-        for name, mean in report.result["means"].items():
-            out.append(f"  mean {name:<22} {_fmt(mean)}")
-        cond_out = os.path.join(tmp, "conditioned.jsonl")
-        creport = condition_file(os.path.join(base, "judged.jsonl"), cond_out)
-        if _read(cond_out) != _read(os.path.join(base, "expected_conditioned.jsonl")):
-            raise ScoringError("condition output differs from expected_conditioned.jsonl", path=base)
-        out.append(f"condition: {creport.result['records']} records")
-        for name, mean in creport.result["means"].items():
-            out.append(f"  mean {name:<26} {_fmt(mean)}")
-        sreport = summarize_files(
-            [os.path.join(base, "expected_conditioned.jsonl")],
-            settings=["demo"],
-            metrics=[mtrag.conditioned_key(m) for m in mtrag.CONDITIONED_METRICS],
+    prepare(args, inputs=list(args.input))
+    with item_sink(args.per_item) as on_item:
+        report = mtrag.summarize_files(
+            args.input,
+            settings=args.setting,
+            metrics=list(dict.fromkeys(args.metric)),
+            model=args.model,
+            variants=selected_variants(args),
+            on_item=on_item,
         )
-        expected = json.loads(_read(os.path.join(base, "expected_summary.json")))
-        got = json.loads(json.dumps(sreport.result))
-        for setting in got["settings"]:
-            setting["input"] = os.path.basename(setting["input"])
-        if got != expected:
-            raise ScoringError("summary differs from expected_summary.json", path=base)
-        text = format_summary_text(sreport).rstrip("\n")
-        out.append(text.replace(os.path.join(base, ""), "gold_samples/mtrag/"))
-    out.append("(matches gold_samples/mtrag/expected_*.jsonl and expected_summary.json)")
-    return "\n".join(out) + "\n"
+    return emit_report(report, args, io, formatters={"text": format_summary_text})

@@ -1,4 +1,4 @@
-"""``mtrag judge``: the LLM-judged MT-RAG metrics (spec ``mtrag.md`` 8, 9, 11, 12, 13).
+"""The LLM-judged MT-RAG metrics behind ``mtrag judge`` (library code; spec ``mtrag.md`` 8, 9, 11, 12, 13).
 
 Steps (``--steps``, default ``idk,rb_llm,rl_f``; ``underspecified`` on request):
 
@@ -27,23 +27,42 @@ and a one-sentence system message for idk / underspecified / rb_llm;
 temperature 0.01 for the RAGAS steps.  A call that fails after the retries
 leaves the metric ``[null]`` with a diagnostic; it is never guessed.  IDK
 conditioning is the separate ``mtrag condition`` step, as in the reference.
+
+Whatever order ``--steps`` lists them in, the steps run, and their keys are
+added to ``metrics``, in the reference pipeline's order: ``underspecified_eval``,
+``idk_eval``, ``RL_F``, ``RB_llm``.  ``idk_eval`` and ``underspecified_eval``
+are written as the reference's pandas columns are: one 0.5 or null anywhere in
+the file makes every ``1``/``0`` of that metric ``1.0``/``0.0`` (see
+:class:`rageval_min.mtrag.ColumnTypes`).  Every record is validated (and every
+prompt built) before the first judge call.
 """
 
-import argparse
 import json
-import math
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import _cli_judge, judges, mtrag
-from ._io import atomic_writer, iter_records
+from . import judges, mtrag
+from ._contract import ItemRow
+from ._io import Problems, atomic_writer, iter_jsonl
 from ._report import Report
 from .errors import ScoringError
 from .judges import PromptTemplate, UnparseableAnswer
 
-__all__ = ["TEMPLATES", "STEPS", "register_mtrag_judge", "run_mtrag_judge", "judge_records", "split_conversation"]
+__all__ = [
+    "DEFAULT_STEPS",
+    "STEPS",
+    "TEMPLATES",
+    "TEMPLATE_STEPS",
+    "check_steps",
+    "judge_file",
+    "judge_records",
+    "parse_steps",
+    "split_conversation",
+    "templates_for",
+]
 
-STEPS = ("idk", "underspecified", "rb_llm", "rl_f")
+#: The steps, in the order the reference pipeline runs them (``run_generation_eval.py``).
+STEPS = ("underspecified", "idk", "rl_f", "rb_llm")
 DEFAULT_STEPS = ("idk", "rb_llm", "rl_f")
 TEMPLATE_STEPS = ("idk", "underspecified", "rb_llm", "rl_f_statements", "rl_f_verdict")
 _TEMPLATES_OF = {
@@ -253,6 +272,7 @@ def parse_verdict(text: str) -> int:
 
 
 def parse_idk(text: str) -> Any:
+    """``idk_eval`` of one stripped judge answer (``"unknown"`` counts as unparseable)."""
     value = mtrag.first_token_idk(text.strip())
     if value == "unknown":
         raise UnparseableAnswer("unknown")
@@ -260,21 +280,75 @@ def parse_idk(text: str) -> Any:
 
 
 def parse_rating(text: str) -> float:
-    cleaned = mtrag._FOR_EXAMPLE.sub("", text)
-    value = mtrag.extract_rating(text)
-    if not any(p.search(cleaned) for p in mtrag._RATING_PATTERNS):
-        raise UnparseableAnswer(value)
-    return mtrag.median_rating([value])
+    if mtrag.rating_text(text) is None:
+        raise UnparseableAnswer(0.5)
+    return mtrag.median_rating([mtrag.extract_rating(text)])
 
 
 def parse_underspecified(text: str) -> Any:
     value = mtrag.parse_underspecified(text)
-    if "{" not in text:
+    if mtrag.underspecified_json(text) is None:
         raise UnparseableAnswer(value)
     return value
 
 
+# --------------------------------------------------------------------------- steps and templates
+
+
+def parse_steps(text: str) -> List[str]:
+    """``--steps`` (comma-separated) as a list, checked (see :func:`check_steps`)."""
+    return check_steps([s.strip() for s in text.split(",") if s.strip()])
+
+
+def check_steps(steps: Sequence[str]) -> List[str]:
+    """The steps as given; an unknown step or none at all is a :class:`ScoringError`."""
+    bad = [s for s in steps if s not in STEPS]
+    if bad or not steps:
+        raise ScoringError(f"--steps: unknown step(s) {', '.join(bad) or '(none)'}; choose from {', '.join(STEPS)}")
+    return list(steps)
+
+
+def templates_for(runner: judges.JudgeRunner, steps: Sequence[str]) -> Dict[str, PromptTemplate]:
+    """The prompt template of every template step the chosen steps use (the user's file or the built-in one)."""
+    return {t: runner.template(t, TEMPLATES[t]) for s in steps for t in _TEMPLATES_OF[s]}
+
+
 # --------------------------------------------------------------------------- the judged step
+
+
+class _Prepared:
+    """Everything a record's prompts need, checked before the first judge call."""
+
+    def __init__(self, rid: str, conv: str, pred: str, targets: List[str], passages: List[str]) -> None:
+        self.rid = rid
+        self.conv = conv
+        self.pred = pred
+        self.targets = targets
+        self.passages = passages
+
+
+def _prepare(rec: Dict[str, Any], rid: str, steps: Sequence[str]) -> _Prepared:
+    preds_list = rec.get("predictions")
+    if (
+        not isinstance(preds_list, list)
+        or not preds_list
+        or not isinstance(preds_list[0], dict)
+        or not isinstance(preds_list[0].get("text"), str)
+    ):
+        raise ScoringError("missing predictions[0].text", record=rid, field="predictions")
+    conv = conversation(rec, rid)
+    targets: List[str] = []
+    if "rb_llm" in steps:
+        targets = mtrag.record_texts(rec, "targets", rid, required=True) or []
+        if not targets:
+            raise ScoringError("RB_llm needs a reference answer (targets[0].text)", record=rid, field="targets")
+    passages: List[str] = []
+    if "rb_llm" in steps or "rl_f" in steps:
+        passages = mtrag.record_texts(rec, "contexts", rid, required=False) or []
+    metrics = rec.get("metrics")
+    if metrics is not None and not isinstance(metrics, dict):
+        raise ScoringError("'metrics' must be an object", record=rid, field="metrics")
+    return _Prepared(rid, conv, preds_list[0]["text"], targets, passages)
 
 
 def judge_records(
@@ -283,29 +357,25 @@ def judge_records(
     *,
     steps: Sequence[str] = DEFAULT_STEPS,
     templates: Optional[Dict[str, PromptTemplate]] = None,
+    prepared: Optional[Sequence[_Prepared]] = None,
 ) -> List[str]:
-    """Fill ``metrics`` of every record for the chosen steps; return diagnostics."""
+    """Fill ``metrics`` of every record for the chosen steps (in the pipeline's order); return diagnostics.
+
+    Every record is checked before the first judge call.  Values are as each
+    record gets them; the file's column typing is :func:`judge_file`'s.
+    """
+    steps = check_steps(steps)
     tpl = dict(TEMPLATES)
     tpl.update(templates or {})
-    diags: List[str] = []
-    rids: List[str] = []
-    convs: List[str] = []
-    preds: List[str] = []
-    for pos, rec in enumerate(records, 1):
-        rid = mtrag._record_id(rec, f"record {pos}")
-        preds_list = rec.get("predictions")
-        if (
-            not isinstance(preds_list, list)
-            or not preds_list
-            or not isinstance(preds_list[0], dict)
-            or not isinstance(preds_list[0].get("text"), str)
-        ):
-            raise ScoringError("missing predictions[0].text", record=rid, field="predictions")
-        rids.append(rid)
-        convs.append(conversation(rec, rid))
-        preds.append(preds_list[0]["text"])
+    if prepared is None:
+        prepared = [_prepare(rec, mtrag.record_id(rec, f"record {pos}"), steps) for pos, rec in enumerate(records, 1)]
+    for rec in records:
         if not isinstance(rec.get("metrics"), dict):
             rec["metrics"] = {}
+    diags: List[str] = []
+    rids = [p.rid for p in prepared]
+    convs = [p.conv for p in prepared]
+    preds = [p.pred for p in prepared]
 
     def put(name: str, values: Sequence[Any], errors: Sequence[Optional[str]]) -> None:
         for rec, rid, v, e in zip(records, rids, values, errors):
@@ -315,131 +385,161 @@ def judge_records(
             if e is not None:
                 diags.append(f"{rid}: {name}: judge call failed ({e}); value null")
 
-    if "idk" in steps:
-        prompts = [tpl["idk"].render(inquiry=c, response=p) for c, p in zip(convs, preds)]
-        res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_idk, label="mtrag idk")
-        put("idk_eval", res.parsed, res.errors)
-    if "underspecified" in steps:
-        prompts = [tpl["underspecified"].render(response=p) for p in preds]
-        res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_underspecified, label="mtrag underspecified")
-        put("underspecified_eval", res.parsed, res.errors)
-    if "rb_llm" in steps:
-        prompts = []
-        for rec, rid, c, p in zip(records, rids, convs, preds):
-            targets = mtrag._texts(rec, "targets", rid, required=True) or []
-            if not targets:
-                raise ScoringError("RB_llm needs a reference answer (targets[0].text)", record=rid, field="targets")
-            passages = mtrag._texts(rec, "contexts", rid, required=False) or []
-            previous, question = split_conversation(c)
-            prompts.append(
-                tpl["rb_llm"].render(
-                    previous_conversation=previous,
-                    question=question,
-                    reference_answer=targets[0],
-                    answer=p,
-                    document="\n\n".join(passages),
+    for step in STEPS:
+        if step not in steps:
+            continue
+        if step == "underspecified":
+            prompts = [tpl["underspecified"].render(response=p) for p in preds]
+            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_underspecified, label="mtrag underspecified")
+            put("underspecified_eval", res.parsed, res.errors)
+        elif step == "idk":
+            prompts = [tpl["idk"].render(inquiry=c, response=p) for c, p in zip(convs, preds)]
+            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_idk, label="mtrag idk")
+            put("idk_eval", res.parsed, res.errors)
+        elif step == "rl_f":
+            values, errors = _rl_f(prepared, runner, tpl, diags)
+            put("RL_F", values, errors)
+        else:  # rb_llm
+            prompts = []
+            for p in prepared:
+                previous, question = split_conversation(p.conv)
+                prompts.append(
+                    tpl["rb_llm"].render(
+                        previous_conversation=previous,
+                        question=question,
+                        reference_answer=p.targets[0],
+                        answer=p.pred,
+                        document="\n\n".join(p.passages),
+                    )
                 )
-            )
-        res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_rating, label="mtrag rb_llm")
-        put("RB_llm", res.parsed, res.errors)
-    if "rl_f" in steps:
-        res = runner.run(
-            [tpl["rl_f_statements"].render(question=c, answer=p) for c, p in zip(convs, preds)],
-            params=RAGAS_PARAMS,
-            parse=parse_statements,
-            label="mtrag rl_f statements",
-        )
-        jobs: List[Tuple[int, str]] = []
-        for i, (rec, rid, statements) in enumerate(zip(records, rids, res.parsed)):
-            if not statements:
-                continue
-            passages = mtrag._texts(rec, "contexts", rid, required=False) or []
-            context = "\n".join(passages)
-            jobs += [(i, tpl["rl_f_verdict"].render(context=context, statement=s)) for s in statements]
-        ver = runner.run([p for _, p in jobs], params=RAGAS_PARAMS, parse=parse_verdict, label="mtrag rl_f verdicts")
-        per: Dict[int, List[Optional[int]]] = {}
-        for (i, _), v, e in zip(jobs, ver.parsed, ver.errors):
-            per.setdefault(i, []).append(None if e is not None else v)
-        values: List[Optional[float]] = []
-        errors: List[Optional[str]] = []
-        for i, statements in enumerate(res.parsed):
-            if res.errors[i] is not None:
-                values.append(None)
-                errors.append(res.errors[i])
-            elif not statements:
-                values.append(None)
-                errors.append(None)
-                diags.append(f"{rids[i]}: RL_F: no statements in the answer (NaN, written as null)")
-            elif any(v is None for v in per[i]):
-                values.append(None)
-                errors.append("a statement verdict failed or was unreadable")
-            else:
-                vs = [v for v in per[i] if v is not None]
-                values.append(sum(vs) / len(vs))
-                errors.append(None)
-        put("RL_F", values, errors)
+            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_rating, label="mtrag rb_llm")
+            put("RB_llm", res.parsed, res.errors)
     return diags
 
 
-def _mean(values: List[Any]) -> Optional[float]:
-    nums = [
-        float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(float(v))
-    ]
-    return math.fsum(nums) / len(nums) if nums else None
-
-
-def register_mtrag_judge(msub: Any) -> None:
-    """Add ``mtrag judge`` to the ``mtrag`` sub-parsers."""
-    from ._judge_families import _add_report_options
-
-    j = msub.add_parser(
-        "judge",
-        help="LLM-judged metrics: idk_eval, RB_llm, RL_F (and underspecified_eval)",
-        description="Ask the judge for every record and write the records back with metrics.idk_eval, "
-        "RB_llm, RL_F (and underspecified_eval) filled; then run 'mtrag condition'. Prompts are our "
-        "own wording; --judge-template STEP=FILE (steps: " + ", ".join(TEMPLATE_STEPS) + ") for a published one.",
+def _rl_f(
+    prepared: Sequence[_Prepared], runner: judges.JudgeRunner, tpl: Dict[str, PromptTemplate], diags: List[str]
+) -> Tuple[List[Optional[float]], List[Optional[str]]]:
+    res = runner.run(
+        [tpl["rl_f_statements"].render(question=p.conv, answer=p.pred) for p in prepared],
+        params=RAGAS_PARAMS,
+        parse=parse_statements,
+        label="mtrag rl_f statements",
     )
-    j.add_argument(
-        "--input", required=True, metavar="IN.jsonl", help="records with input, predictions, targets, contexts"
-    )
-    j.add_argument("--output", required=True, metavar="OUT.jsonl", help="the records with the judged metrics")
-    j.add_argument(
-        "--steps",
-        default=",".join(DEFAULT_STEPS),
-        metavar="LIST",
-        help=f"comma-separated, from {', '.join(STEPS)} (default: {','.join(DEFAULT_STEPS)})",
-    )
-    _cli_judge.add_judge_options(j)
-    _add_report_options(j, variants=())
-    j.set_defaults(func=run_mtrag_judge)
+    jobs: List[Tuple[int, str]] = []
+    for i, (p, statements) in enumerate(zip(prepared, res.parsed)):
+        if not statements:
+            continue
+        context = "\n".join(p.passages)
+        jobs += [(i, tpl["rl_f_verdict"].render(context=context, statement=s)) for s in statements]
+    ver = runner.run([p for _, p in jobs], params=RAGAS_PARAMS, parse=parse_verdict, label="mtrag rl_f verdicts")
+    per: Dict[int, List[Optional[int]]] = {}
+    for (i, _), v, e in zip(jobs, ver.parsed, ver.errors):
+        per.setdefault(i, []).append(None if e is not None else v)
+    values: List[Optional[float]] = []
+    errors: List[Optional[str]] = []
+    for i, statements in enumerate(res.parsed):
+        if res.errors[i] is not None:
+            values.append(None)
+            errors.append(res.errors[i])
+        elif not statements:
+            values.append(None)
+            errors.append(None)
+            diags.append(f"{prepared[i].rid}: RL_F: no statements in the answer (NaN, written as null)")
+        elif any(v is None for v in per[i]):
+            values.append(None)
+            errors.append("a statement verdict failed or was unreadable")
+        else:
+            vs = [v for v in per[i] if v is not None]
+            values.append(sum(vs) / len(vs))
+            errors.append(None)
+    return values, errors
 
 
-def run_mtrag_judge(args: argparse.Namespace, io: Any) -> int:
-    from ._judge_families import _emit, _with_judge
-
-    steps = [s.strip() for s in args.steps.split(",") if s.strip()]
-    bad = [s for s in steps if s not in STEPS]
-    if bad or not steps:
-        raise ScoringError(f"--steps: unknown step(s) {', '.join(bad) or '(none)'}; choose from {', '.join(STEPS)}")
-    runner = _cli_judge.judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
-    used = {t: runner.template(t, TEMPLATES[t]) for s in steps for t in _TEMPLATES_OF[s]}
+def read_judge_input(path: str, steps: Sequence[str]) -> Tuple[List[Dict[str, Any]], List[_Prepared]]:
+    """Every record of ``path``, each checked for the chosen steps; all problems are raised together."""
+    steps = check_steps(steps)
+    problems = Problems()
+    records: List[Dict[str, Any]] = []
+    prepared: List[_Prepared] = []
     try:
-        records = [rec for _, rec in iter_records(args.input, fmt="jsonl")]
-        diags = judge_records(records, runner, steps=steps, templates=used)
-    finally:
-        runner.close()
-    with atomic_writer(args.output) as fh:
-        for rec in records:
-            fh.write(json.dumps(rec) + "\n")
-    names = {"idk": "idk_eval", "underspecified": "underspecified_eval", "rb_llm": "RB_llm", "rl_f": "RL_F"}
-    means = {names[s]: _mean([r["metrics"][names[s]][0] for r in records]) for s in steps}
-    report = Report(
-        family="mtrag",
-        signature=mtrag.signature(
-            (), [("step", "judge"), ("steps", "+".join(steps)), ("judge_template", judges.template_signature(used))]
-        ),
-        result={"records": len(records), "output": args.output, "steps": steps, "means": means},
-        metrics=dict([("records", len(records))] + list(means.items())),
-        diagnostics=diags[:50],
+        for line_no, rec in iter_jsonl(path):
+            if not isinstance(rec, dict):
+                problems.add("expected a JSON object", path=path, line=line_no)
+                continue
+            rid = mtrag.record_id(rec, f"{path}:{line_no}")
+            try:
+                prepared.append(_prepare(rec, rid, steps))
+            except ScoringError as exc:
+                problems.add(
+                    exc.msg,
+                    path=path,
+                    line=line_no,
+                    field=exc.field,
+                    record=rid if rid.startswith("task_id=") else None,
+                )
+                if problems.full:
+                    break
+                continue
+            records.append(rec)
+    except ScoringError as exc:
+        problems.add_error(exc)
+    problems.raise_if_any()
+    return records, prepared
+
+
+def judge_file(
+    path: str,
+    output: Any,
+    *,
+    runner: judges.JudgeRunner,
+    steps: Sequence[str] = DEFAULT_STEPS,
+    templates: Optional[Dict[str, PromptTemplate]] = None,
+    judge_model: str = "none",
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    output_name: Optional[str] = None,
+    records: Optional[Tuple[List[Dict[str, Any]], List[_Prepared]]] = None,
+) -> Report:
+    """``mtrag judge``: judge every record of ``path``, write them with the judged metrics to
+    ``output`` (a path, written atomically, or a text stream) and report the mean of each metric.
+
+    ``templates`` are the prompts in use (their signature goes into the report);
+    ``judge_model`` is the model name the signature records (``judge_model=``).
+    ``records`` is :func:`read_judge_input`'s result when the caller has already read
+    and checked the input.  The runner's statistics are not added here.
+    """
+    steps = check_steps(steps)
+    used = dict(templates) if templates is not None else {t: TEMPLATES[t] for s in steps for t in _TEMPLATES_OF[s]}
+    acc = mtrag.JudgeAccumulator(
+        output=output_name if output_name is not None else (output if isinstance(output, str) else "-"),
+        steps=steps,
+        judge_template=judges.template_signature(used),
+        judge_model=judge_model,
     )
-    return _emit(_with_judge(report, runner), args, io)
+    recs, prepared = records if records is not None else read_judge_input(path, steps)
+    for d in judge_records(recs, runner, steps=steps, templates=used, prepared=prepared):
+        acc.note(d)
+    types = mtrag.ColumnTypes()
+    columns = [c for c in mtrag.JUDGE_COLUMNS if any(mtrag.JUDGE_METRICS[s] == c for s in steps)]
+    for rec in recs:
+        for column in columns:
+            types.add(column, rec["metrics"][column][0])
+    rows = [mtrag.judge_item(rec, steps=steps) for rec in recs]
+    for rec in recs:
+        for column in columns:
+            rec["metrics"][column] = [types.cast(column, rec["metrics"][column][0])]
+
+    def write(fh: Any) -> None:
+        for rec in recs:
+            fh.write(json.dumps(rec) + "\n")
+
+    if isinstance(output, str):
+        with atomic_writer(output) as fh:
+            write(fh)
+    else:
+        write(output)
+    for row in rows:
+        if on_item is not None:
+            on_item(row)
+        acc.add(row)
+    return acc.finalize()

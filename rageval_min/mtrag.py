@@ -30,15 +30,19 @@ by an optional scorer callable (see :data:`BertScorer`) passed to :func:`score_r
 
 import json
 import math
+import os
 import re
 import string
 from collections import Counter
+from contextlib import contextmanager
 from typing import (
     Any,
     Callable,
     Dict,
     Iterable,
+    Iterator,
     List,
+    Mapping,
     NamedTuple,
     Optional,
     Sequence,
@@ -47,11 +51,32 @@ from typing import (
 )
 
 from . import rouge as _rouge
+from ._contract import Accumulator, ItemRow, register_accumulator
+from ._io import Problems, atomic_writer, iter_jsonl, read_json
+from ._report import Report
+from ._signature import make_signature
 from .errors import ScoringError
 
 __all__ = [
-    "REF",
+    "FAMILY",
+    "REFERENCE",
     "VARIANTS",
+    "STEP_VARIANTS",
+    "check_variants",
+    "AlgorithmicAccumulator",
+    "ConditionAccumulator",
+    "JudgeAccumulator",
+    "SummarizeAccumulator",
+    "ColumnTypes",
+    "algorithmic_item",
+    "algorithmic_file",
+    "condition_item",
+    "condition_file",
+    "judge_item",
+    "summarize_files",
+    "is_number",
+    "record_id",
+    "record_texts",
     "ALGORITHMIC_METRICS",
     "CONDITIONED_METRICS",
     "BertScorer",
@@ -70,6 +95,8 @@ __all__ = [
     "first_token_idk",
     "parse_underspecified",
     "extract_rating",
+    "rating_text",
+    "underspecified_json",
     "median_rating",
     "condition_idk",
     "conditioned_key",
@@ -84,8 +111,17 @@ __all__ = [
     "signature",
 ]
 
-REF = "IBM/mt-rag-benchmark@cc5b1d4"
+FAMILY = "mtrag"
+REFERENCE = "IBM/mt-rag-benchmark@cc5b1d4"
 VARIANTS = ("rb_agg_unguarded", "paper_idk", "answerability_alias", "unicode_tokens")
+
+#: The variants that apply to each command.
+STEP_VARIANTS = {
+    "algorithmic": ("rb_agg_unguarded", "unicode_tokens"),
+    "condition": ("paper_idk", "answerability_alias"),
+    "summarize": ("answerability_alias",),
+    "judge": (),
+}
 
 Number = Union[int, float]
 
@@ -114,12 +150,20 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _NON_WORD = re.compile(r"[^\w\s]")
 
 
-def _check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
-    names = tuple(variants)
+def check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
+    """The sorted, de-duplicated variant names; an unknown one is a :class:`ScoringError`.
+
+    >>> check_variants(["paper_idk", "paper_idk"])
+    ('paper_idk',)
+    """
+    names = tuple(sorted(set(variants)))
     for name in names:
         if name not in VARIANTS:
             raise ScoringError(f"unknown mtrag variant {name!r} (known: {', '.join(VARIANTS)})", field="variant")
     return names
+
+
+_check_variants = check_variants
 
 
 def _tokenizer(variants: Sequence[str]) -> str:
@@ -257,8 +301,12 @@ class RBAgg(NamedTuple):
     note: Optional[str]
 
 
-def _is_number(v: Any) -> bool:
+def is_number(v: Any) -> bool:
+    """An int or float that is not a bool (NaN included)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+_is_number = is_number
 
 
 def rb_agg(
@@ -379,46 +427,63 @@ def first_token_idk(text: Any) -> Union[int, float, str, None]:
     return 0.5
 
 
-_FENCED_JSON = re.compile(r"```json(.*?)```", re.DOTALL)
-_FIRST_OBJECT = re.compile(r"\{(.*?)\}", re.DOTALL)
+_FENCED_JSON = re.compile(r"```json\s*(.*?)\s*```", re.DOTALL)
+_FIRST_OBJECT = re.compile(r"\{\s*(.*?)\s*\}", re.DOTALL)
 _BAD_ESCAPE = re.compile(r"\\(?![\"\\/bfnrt]|u[0-9a-fA-F]{4})")
 
 
+def underspecified_json(text: Any) -> Optional[str]:
+    r"""The JSON text the underspecified parser reads (``extract_and_format_json``), None when nothing matches.
+
+    If ```` ```json ```` occurs anywhere, only the fenced pattern
+    ```` ```json\s*(.*?)\s*``` ```` is searched (an opening fence without a
+    closing one is no match; there is no fallback to braces); otherwise
+    ``\{\s*(.*?)\s*\}`` (non-greedy, up to the first ``}``).  Group 1 loses
+    its invalid backslash escapes, then gets ``{`` prepended only if it does not
+    start with ``{`` and ``}`` appended only if it does not end with ``}``.
+
+    >>> underspecified_json('{{"decision": "yes"}}')
+    '{"decision": "yes"}'
+    >>> underspecified_json('```json\n{"decision": "no"}') is None
+    True
+    """
+    if not isinstance(text, str):
+        return None
+    pattern = _FENCED_JSON if "```json" in text else _FIRST_OBJECT
+    match = pattern.search(text)
+    if match is None:
+        return None
+    body = _BAD_ESCAPE.sub("", match.group(1))
+    if not body.startswith("{"):
+        body = "{" + body
+    if not body.endswith("}"):
+        body = body + "}"
+    return body
+
+
 def parse_underspecified(text: Any) -> Number:
-    """Parse an underspecified judge output into ``underspecified_eval``.
+    r"""Parse an underspecified judge output into ``underspecified_eval`` (spec 11).
 
-    Take the ```` ```json ```` fenced block if present, else the first ``{...}``
-    (non-greedy, to the first ``}``); remove invalid backslash escapes; parse it as a JSON
-    object; ``decision`` ``yes`` -> ``1``, ``no`` -> ``0``, anything else -> ``0.5``; any
-    failure (no object, bad JSON, not a string) -> ``0.5``.
-
-    The fenced block's content is stripped of surrounding braces before re-wrapping, so
-    ``{...}`` inside the fence and the bare first object parse alike.  The decision is
-    compared exactly (``"Yes"`` gives 0.5): the spec names no case folding here, unlike
-    :func:`first_token_idk`.  Both points follow the spec's description; the upstream
-    source was not available to confirm them.
+    :func:`underspecified_json`, then ``json.loads``; the ``decision`` is
+    lower-cased: ``yes`` -> ``1``, ``no`` -> ``0``, any other string -> ``0.5``.
+    No match, invalid JSON, a non-object or a non-string decision -> ``0.5``
+    (the reference maps every exception to 0.5).
 
     >>> parse_underspecified('{"decision": "yes", "explanation": "x"}')
     1
-    >>> parse_underspecified('```json\\n{"decision": "no"}\\n```')
+    >>> parse_underspecified('```json\n{"decision": "NO"}\n```')
     0
+    >>> parse_underspecified('{{"decision": "Yes"}}'), parse_underspecified('```json {"decision": "yes"}')
+    (1, 0.5)
     >>> parse_underspecified("no json here")
     0.5
     """
+    body = underspecified_json(text)
+    if body is None:
+        return 0.5
     try:
-        fenced = _FENCED_JSON.search(text)
-        if fenced is not None:
-            body = fenced.group(1).strip()
-            if body.startswith("{") and body.endswith("}"):
-                body = body[1:-1]
-        else:
-            obj = _FIRST_OBJECT.search(text)
-            if obj is None:
-                return 0.5
-            body = obj.group(1)
-        body = _BAD_ESCAPE.sub("", body)
-        data = json.loads("{" + body + "}")
-        decision = data["decision"]
+        data = json.loads(body)
+        decision = data.get("decision", "").lower()
     except Exception:  # the reference maps every failure to 0.5
         return 0.5
     if decision == "yes":
@@ -448,6 +513,21 @@ _RATING_PATTERNS = tuple(
 )
 
 
+def rating_text(text: str) -> Optional[str]:
+    """The number :func:`extract_rating` reads (the last matching pattern's first match), None if none matches.
+
+    >>> rating_text("Rating: [[8]] but 6 out of 10"), rating_text("nothing")
+    ('6', None)
+    """
+    text = _FOR_EXAMPLE.sub("", text)
+    found: Optional[str] = None
+    for pattern in _RATING_PATTERNS:
+        match = pattern.search(text)
+        if match is not None:
+            found = match.group(1)
+    return found
+
+
 def extract_rating(text: str) -> float:
     """Parse one RB_llm judge output into a score in (0, 1].
 
@@ -464,12 +544,7 @@ def extract_rating(text: str) -> float:
     """
     if not isinstance(text, str):
         raise ScoringError("judge output is not a string", field="RB_llm")
-    text = _FOR_EXAMPLE.sub("", text)
-    found: Optional[str] = None
-    for pattern in _RATING_PATTERNS:
-        match = pattern.search(text)
-        if match is not None:
-            found = match.group(1)
+    found = rating_text(text)
     if found is None:
         return 0.5
     value = float(found) / 10
@@ -595,11 +670,20 @@ class RecordResult(NamedTuple):
     diagnostics: List[str]
 
 
-def _record_id(record: Dict[str, Any], fallback: Optional[str]) -> str:
+def record_id(record: Dict[str, Any], fallback: Optional[str]) -> str:
+    """``task_id=<id>`` for messages, or ``fallback`` when the record has no usable task_id."""
     task_id = record.get("task_id")
     if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
         return f"task_id={task_id}"
     return fallback or "record"
+
+
+_record_id = record_id
+
+
+def record_texts(record: Dict[str, Any], key: str, rid: str, *, required: bool) -> Optional[List[str]]:
+    """The ``text`` of every element of ``record[key]`` (``targets``, ``contexts``, ...); None when absent."""
+    return _texts(record, key, rid, required=required)
 
 
 def _texts(record: Dict[str, Any], key: str, rid: str, *, required: bool) -> Optional[List[str]]:
@@ -637,7 +721,10 @@ def score_record(
 
     Reference behaviours kept: an existing ``metrics`` dict is **appended to** (and RB_agg
     then reads the old ``[0]`` entries; a diagnostic names the record); integer
-    ``task_id``/``conversation_id`` become strings (pandas ``dtype=str``).
+    ``task_id``/``conversation_id`` become strings (pandas ``dtype=str``); a metric's
+    list is created inside the reference's loop over targets (passages), so with
+    ``targets == []`` no per-target key (``Recall``, ``RougeL_stemFalse``, ``BertscoreP/R``,
+    ``Length``) and no ``RB_agg`` is written, and with no passages no per-passage key.
     Defined values for reference crashes: missing/empty ``predictions`` raise
     :class:`ScoringError` naming the task; a missing ``contexts`` key counts as ``[]``
     with a diagnostic.  Not emulated: pandas filling keys missing from a record with
@@ -679,6 +766,10 @@ def score_record(
     appended: List[str] = []
 
     def put(name: str, values: List[Any]) -> None:
+        # The reference creates a metric's list inside its loop over targets (or passages),
+        # so with no targets (or passages) the key is not written at all.
+        if not values:
+            return
         if name in metrics:
             current = metrics[name]
             if not isinstance(current, list):
@@ -694,13 +785,11 @@ def score_record(
         pairs = [bertscore(pred, t) for t in targets]
         put("BertscoreP", [p for p, _ in pairs])
         put("BertscoreR", [r for _, r in pairs])
-        if passages:
-            put("BertKPrec", [bertscore(pred, p)[0] for p in passages])
-    if passages:
-        put(
-            "Extractiveness_RougeL",
-            [extractiveness_rouge_l(pred, p, tokenizer=tokenizer, lcs=lcs) for p in passages],
-        )
+        put("BertKPrec", [bertscore(pred, p)[0] for p in passages])
+    put(
+        "Extractiveness_RougeL",
+        [extractiveness_rouge_l(pred, p, tokenizer=tokenizer, lcs=lcs) for p in passages],
+    )
     put("Length", [length(pred) for _ in targets])
     if targets and "BertscoreR" in metrics:
         try:
@@ -852,7 +941,28 @@ class ExactMean:
             self.skipped += 1
             return
         self.n += 1
-        x = float(value)
+        self._add_exact(float(value))
+
+    def merge(self, other: "ExactMean") -> None:
+        """Fold in ``other`` exactly (its partials are added one by one, so the sum stays exact)."""
+        for p in other.partials:
+            self._add_exact(p)
+        self.n += other.n
+        self.skipped += other.skipped
+
+    def data(self) -> List[Any]:
+        """``[partials, n, skipped]`` as plain JSON data (floats round-trip exactly)."""
+        return [list(self.partials), self.n, self.skipped]
+
+    @classmethod
+    def from_data(cls, data: Sequence[Any]) -> "ExactMean":
+        m = cls()
+        m.partials = [float(p) for p in data[0]]
+        m.n = int(data[1])
+        m.skipped = int(data[2])
+        return m
+
+    def _add_exact(self, x: float) -> None:
         i = 0
         partials = self.partials
         for y in partials:
@@ -899,6 +1009,39 @@ class SummaryAccumulator:
                     acc = self._data[(setting, model, g, metric)] = ExactMean()
                 acc.add(value)
 
+    def data(self) -> Dict[str, Any]:
+        """The state as plain JSON data."""
+        return {
+            "order": [[setting, list(models)] for setting, models in self._order.items()],
+            "metrics": list(self._metrics),
+            "means": [list(key) + [m.data()] for key, m in self._data.items()],
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> "SummaryAccumulator":
+        acc = cls()
+        for setting, models in data["order"]:
+            acc._order[str(setting)] = dict.fromkeys(str(m) for m in models)
+        acc._metrics = dict.fromkeys(str(m) for m in data["metrics"])
+        for entry in data["means"]:
+            key = (str(entry[0]), str(entry[1]), str(entry[2]), str(entry[3]))
+            acc._data[key] = ExactMean.from_data(entry[4])
+        return acc
+
+    def merge(self, other: "SummaryAccumulator") -> None:
+        """Fold in the accumulator of the next part of the input (exact; orders of first appearance kept)."""
+        for setting, models in other._order.items():
+            mine = self._order.setdefault(setting, {})
+            for model in models:
+                mine.setdefault(model, None)
+        for metric in other._metrics:
+            self._metrics.setdefault(metric, None)
+        for key, m in other._data.items():
+            if key in self._data:
+                self._data[key].merge(m)
+            else:
+                self._data[key] = ExactMean.from_data(m.data())
+
     def result(self) -> Dict[str, Dict[str, Dict[str, Dict[str, GroupMean]]]]:
         """``{setting: {model: {group: {metric: GroupMean}}}}`` with groups in the order
         of :data:`GROUPS`, then Unknown, then ``all``; settings and models in order of
@@ -943,9 +1086,834 @@ def summary_values(metrics: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def signature(variants: Sequence[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
-    """The reproducibility signature of an mtrag result."""
-    from ._signature import make_signature
+# ---------------------------------------------------------------------------
+# Column types: pandas decides int versus float per column, not per record
+# ---------------------------------------------------------------------------
 
-    variants = _check_variants(variants)
-    return make_signature("mtrag", REF, variants, params)
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "missing" if value != value else "float"
+    if value is None:
+        return "missing"
+    return "object"
+
+
+class ColumnTypes:
+    """What kinds of value each column holds, and so its pandas dtype when the reference writes it.
+
+    The reference builds ``idk_eval``, ``underspecified_eval`` and the
+    conditioned metrics as DataFrame columns before putting each value into the
+    record's ``metrics``; pandas gives the column one dtype (spec 11):
+
+    * every value an int: ``int64``, the integers are written as integers;
+    * ints with a float or a missing value (None, NaN): ``float64``, so every
+      ``1``/``0`` is written ``1.0``/``0.0`` and a missing value ``null``;
+    * a string (``"unknown"``) or another object anywhere: ``object``, every
+      value keeps its own type (bools mixed with anything else too).
+
+    The summary is a few flags per column, so it merges exactly (the union of
+    the flags) and needs no record in memory: a streaming writer makes one pass
+    to fill it and a second to write.
+
+    >>> t = ColumnTypes()
+    >>> for v in (1, 0, 0.5):
+    ...     t.add("idk_eval", v)
+    >>> t.add("x", 1); t.add("x", "unknown")
+    >>> t.dtype("idk_eval"), t.cast("idk_eval", 1), t.dtype("x"), t.cast("x", 1)
+    ('float', 1.0, 'object', 1)
+    """
+
+    def __init__(self) -> None:
+        self.seen: Dict[str, List[str]] = {}
+
+    def add(self, column: str, value: Any) -> None:
+        kinds = self.seen.setdefault(column, [])
+        kind = _kind(value)
+        if kind not in kinds:
+            kinds.append(kind)
+
+    def merge(self, other: "ColumnTypes") -> None:
+        for column, kinds in other.seen.items():
+            mine = self.seen.setdefault(column, [])
+            for kind in kinds:
+                if kind not in mine:
+                    mine.append(kind)
+
+    def data(self) -> Dict[str, List[str]]:
+        return {column: sorted(kinds) for column, kinds in self.seen.items()}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Sequence[str]]) -> "ColumnTypes":
+        out = cls()
+        out.seen = {str(c): [str(k) for k in kinds] for c, kinds in data.items()}
+        return out
+
+    def dtype(self, column: str) -> str:
+        """``int``, ``float``, ``bool`` or ``object`` (``int`` for a column never seen)."""
+        kinds = set(self.seen.get(column, ()))
+        if "object" in kinds:
+            return "object"
+        if "bool" in kinds:
+            return "bool" if kinds == {"bool"} else "object"
+        if kinds & {"float", "missing"}:
+            return "float"
+        return "int"
+
+    def cast(self, column: str, value: Any) -> Any:
+        """``value`` as the column's dtype writes it (an int in a float column becomes a float)."""
+        if isinstance(value, int) and not isinstance(value, bool) and self.dtype(column) == "float":
+            return float(value)
+        return value
+
+
+# ---------------------------------------------------------------------------
+# Item rows and accumulators (the family contract, docs/adding-a-family.md)
+# ---------------------------------------------------------------------------
+
+#: The plain fields after the metrics of an algorithmic / condition item row.
+ROW_FIELDS = ("group", "model", "non_numeric")
+
+
+def _task_id(record: Mapping[str, Any]) -> Optional[str]:
+    task_id = record.get("task_id")
+    if isinstance(task_id, str):
+        return task_id
+    if isinstance(task_id, int) and not isinstance(task_id, bool):
+        return str(task_id)
+    return None
+
+
+def _model(record: Mapping[str, Any]) -> Optional[str]:
+    model = record.get("model_id")
+    return None if model is None else str(model)
+
+
+def _metric_row(
+    record: Mapping[str, Any], values: Mapping[str, Any], names: Sequence[str], *, alias: bool = False
+) -> ItemRow:
+    """``task_id``, each of ``names`` (a finite number or None), ``group``, ``model``, ``non_numeric``.
+
+    A metric the record lacks is None; one it has with no numeric value (null,
+    NaN, a string) is None *and* named in ``non_numeric``, because the reports
+    count it (its mean then shows as null) where an absent one is left out.
+    """
+    row: ItemRow = {"task_id": _task_id(record)}
+    non_numeric: List[str] = []
+    for name in names:
+        if name not in values:
+            row[name] = None
+            continue
+        value = values[name]
+        if is_number(value) and math.isfinite(value):
+            row[name] = value
+        else:
+            row[name] = None
+            non_numeric.append(name)
+    row["group"] = answerability_group(answerability_of(dict(record), alias=alias))
+    row["model"] = _model(record)
+    row["non_numeric"] = non_numeric
+    return row
+
+
+def _add_row_means(means: Mapping[str, ExactMean], item: ItemRow) -> None:
+    skipped = item.get("non_numeric") or ()
+    for name, mean in means.items():
+        value = item.get(name)
+        if value is not None:
+            mean.add(value)
+        elif name in skipped:
+            mean.add(None)
+
+
+def _means_data(means: Mapping[str, ExactMean]) -> Dict[str, Any]:
+    return {name: m.data() for name, m in means.items()}
+
+
+def _means_report(
+    n: int, output: Optional[str], means: Mapping[str, ExactMean]
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The ``result`` payload and the gateable metrics of a streamed step (a metric no record had is left out)."""
+    present = {k: v for k, v in means.items() if v.n or v.skipped}
+    result = {
+        "records": n,
+        "output": output,
+        "means": {k: v.mean for k, v in present.items()},
+        "counts": {k: v.n for k, v in present.items()},
+    }
+    metrics: Dict[str, Any] = {"records": n}
+    metrics.update((k, v.mean) for k, v in present.items())
+    return result, metrics
+
+
+def algorithmic_row(scored: Mapping[str, Any]) -> ItemRow:
+    """The item row of a record that :func:`score_record` has filled: the value of each metric
+    the report averages (``[0]`` of a per-target list, the max of a per-passage one; see
+    :func:`summary_values`)."""
+    return _metric_row(scored, summary_values(scored["metrics"]), ALGORITHMIC_METRICS)
+
+
+def algorithmic_item(
+    record: Dict[str, Any],
+    *,
+    variants: Sequence[str] = (),
+    bertscore: Optional[BertScorer] = None,
+    lcs: Optional[_rouge.LcsFn] = None,
+) -> ItemRow:
+    """The ``algorithmic`` item row of one task record.
+
+    >>> row = algorithmic_item({"task_id": "t", "targets": [{"text": "the cat sat"}], "contexts": [],
+    ...                         "predictions": [{"text": "a cat sat"}]})
+    >>> row["task_id"], row["Recall"], row["Length"], row["BertKPrec"], row["group"]
+    ('t', 1.0, 9, None, 'Unknown')
+    """
+    return algorithmic_row(score_record(record, variants=variants, bertscore=bertscore, lcs=lcs).record)
+
+
+@register_accumulator
+class AlgorithmicAccumulator(Accumulator):
+    """``mtrag algorithmic``: the exact mean of each metric over the records (see :class:`ExactMean`)."""
+
+    FAMILY = FAMILY
+    COMMAND = "algorithmic"
+    DIRECTIONS = {
+        "Recall": "higher",
+        "RougeL_stemFalse": "higher",
+        "BertscoreP": "higher",
+        "BertscoreR": "higher",
+        "BertKPrec": "higher",
+        "RB_agg": "higher",
+    }
+
+    def __init__(
+        self,
+        *,
+        output: Optional[str] = None,
+        variants: Sequence[str] = (),
+        bertscore: str = "input",
+        backend: str = "stdlib",
+    ) -> None:
+        super().__init__(output=output, variants=list(check_variants(variants)), bertscore=bertscore, backend=backend)
+        self.records = 0
+        self.means = {name: ExactMean() for name in ALGORITHMIC_METRICS}
+
+    def add(self, item: ItemRow) -> None:
+        self.records += 1
+        _add_row_means(self.means, item)
+
+    def _data(self) -> Dict[str, Any]:
+        return {"records": self.records, "means": _means_data(self.means)}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.records = int(data["records"])
+        self.means = {name: ExactMean.from_data(data["means"][name]) for name in ALGORITHMIC_METRICS}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, AlgorithmicAccumulator)
+        self.records += other.records
+        for name, mean in self.means.items():
+            mean.merge(other.means[name])
+
+    def finalize(self) -> Report:
+        result, metrics = _means_report(self.records, self.params["output"], self.means)
+        params: List[Tuple[str, object]] = [("step", "algorithmic"), ("bertscore", self.params["bertscore"])]
+        if self.params["backend"] != "stdlib":
+            params.append(("backend", self.params["backend"]))
+        return Report(
+            family=FAMILY,
+            signature=signature(variants=self.params["variants"], params=params),
+            result=result,
+            metrics=metrics,
+            diagnostics=self.notes(),
+        )
+
+
+def condition_row(conditioned: Mapping[str, Any], keys: Sequence[str], *, alias: bool = False) -> ItemRow:
+    """The item row of a record that :func:`condition_record` has conditioned (``keys``: its conditioned keys)."""
+    metrics = conditioned["metrics"]
+    values = {k: metrics[k][0] for k in keys if isinstance(metrics.get(k), list) and metrics[k]}
+    return _metric_row(conditioned, values, keys, alias=alias)
+
+
+def condition_item(
+    record: Dict[str, Any],
+    *,
+    metrics: Sequence[str] = CONDITIONED_METRICS,
+    variants: Sequence[str] = (),
+    digits: Optional[int] = 10,
+) -> ItemRow:
+    """The ``condition`` item row of one evaluated record (the value each record gets, before
+    the file's column typing; see :class:`ColumnTypes`).
+
+    >>> condition_item({"task_id": "t", "answerability": ["UNANSWERABLE"],
+    ...                 "metrics": {"RB_agg": [0.4], "idk_eval": [1]}}, metrics=["RB_agg"])
+    {'task_id': 't', 'RB_agg_idk_underspecified': 1, 'group': 'Unanswerable', 'model': None, 'non_numeric': []}
+    """
+    variants = check_variants(variants)
+    if digits is not None:
+        record = round_floats(record, digits)
+    out = condition_record(record, metrics=metrics, variants=variants)
+    keys = [conditioned_key(m, paper_idk="paper_idk" in variants) for m in metrics]
+    return condition_row(out.record, keys, alias="answerability_alias" in variants)
+
+
+@register_accumulator
+class ConditionAccumulator(Accumulator):
+    """``mtrag condition``: the exact mean of each conditioned metric over the records."""
+
+    FAMILY = FAMILY
+    COMMAND = "condition"
+    DIRECTIONS = {
+        "RL_F_idk_underspecified": "higher",
+        "RB_llm_idk_underspecified": "higher",
+        "RB_agg_idk_underspecified": "higher",
+        "RL_F_idk": "higher",
+        "RB_llm_idk": "higher",
+        "RB_agg_idk": "higher",
+    }
+
+    def __init__(
+        self,
+        *,
+        output: Optional[str] = None,
+        metrics: Sequence[str] = CONDITIONED_METRICS,
+        variants: Sequence[str] = (),
+        digits: Optional[int] = 10,
+    ) -> None:
+        variants = check_variants(variants)
+        super().__init__(output=output, metrics=list(metrics), variants=list(variants), digits=digits)
+        self.keys = [conditioned_key(m, paper_idk="paper_idk" in variants) for m in metrics]
+        self.records = 0
+        self.means = {key: ExactMean() for key in self.keys}
+
+    def add(self, item: ItemRow) -> None:
+        self.records += 1
+        _add_row_means(self.means, item)
+
+    def _data(self) -> Dict[str, Any]:
+        return {"records": self.records, "means": _means_data(self.means)}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.records = int(data["records"])
+        self.means = {key: ExactMean.from_data(data["means"][key]) for key in self.keys}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, ConditionAccumulator)
+        self.records += other.records
+        for key, mean in self.means.items():
+            mean.merge(other.means[key])
+
+    def finalize(self) -> Report:
+        result, metrics = _means_report(self.records, self.params["output"], self.means)
+        params = [
+            ("step", "condition"),
+            ("metrics", ",".join(self.params["metrics"])),
+            ("float_digits", self.params["digits"]),
+        ]
+        return Report(
+            family=FAMILY,
+            signature=signature(variants=self.params["variants"], params=params),
+            result=result,
+            metrics=metrics,
+            diagnostics=self.notes(),
+        )
+
+
+#: ``mtrag judge`` steps and the metric each writes, in the reference pipeline's order
+#: (``run_generation_eval.py``: underspecified judge, IDK judge, RAGAS, RADBench).
+JUDGE_METRICS = {"underspecified": "underspecified_eval", "idk": "idk_eval", "rl_f": "RL_F", "rb_llm": "RB_llm"}
+#: The judged metrics that are built as pandas columns of 0 / 0.5 / 1 (see :class:`ColumnTypes`).
+JUDGE_COLUMNS = ("underspecified_eval", "idk_eval")
+
+
+def judge_item(record: Mapping[str, Any], *, steps: Sequence[str]) -> ItemRow:
+    """The ``judge`` item row of a judged record: ``task_id``, the first value of each step's metric
+    (as judged: ``"unknown"`` and None stay), ``group``, ``model``.
+
+    >>> judge_item({"task_id": "t", "metrics": {"idk_eval": ["unknown"], "RB_llm": [0.8]}}, steps=["idk", "rb_llm"])
+    {'task_id': 't', 'idk_eval': 'unknown', 'RB_llm': 0.8, 'group': 'Unknown', 'model': None}
+    """
+    metrics = record.get("metrics") or {}
+    row: ItemRow = {"task_id": _task_id(record)}
+    for step in steps:
+        name = JUDGE_METRICS[step]
+        value = metrics.get(name)
+        first = value[0] if isinstance(value, list) and value else None
+        row[name] = None if isinstance(first, float) and not math.isfinite(first) else first
+    row["group"] = answerability_group(answerability_of(dict(record)))
+    row["model"] = _model(record)
+    return row
+
+
+@register_accumulator
+class JudgeAccumulator(Accumulator):
+    """``mtrag judge``: the exact mean of each judged metric (non-numeric answers left out)."""
+
+    FAMILY = FAMILY
+    COMMAND = "judge"
+    DIRECTIONS = {"RB_llm": "higher", "RL_F": "higher"}
+
+    def __init__(
+        self,
+        *,
+        output: Optional[str] = None,
+        steps: Sequence[str] = ("idk", "rb_llm", "rl_f"),
+        judge_template: str = "builtin",
+        judge_model: str = "none",
+    ) -> None:
+        bad = [s for s in steps if s not in JUDGE_METRICS]
+        if bad or not steps:
+            raise ScoringError(
+                f"--steps: unknown step(s) {', '.join(bad) or '(none)'}; choose from {', '.join(JUDGE_METRICS)}"
+            )
+        super().__init__(output=output, steps=list(steps), judge_template=judge_template, judge_model=judge_model)
+        self.records = 0
+        self.means = {JUDGE_METRICS[s]: ExactMean() for s in steps}
+
+    def add(self, item: ItemRow) -> None:
+        self.records += 1
+        for name, mean in self.means.items():
+            mean.add(item.get(name))
+
+    def _data(self) -> Dict[str, Any]:
+        return {"records": self.records, "means": _means_data(self.means)}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.records = int(data["records"])
+        self.means = {name: ExactMean.from_data(data["means"][name]) for name in self.means}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, JudgeAccumulator)
+        self.records += other.records
+        for name, mean in self.means.items():
+            mean.merge(other.means[name])
+
+    @classmethod
+    def metric_names(cls, *, steps: Sequence[str]) -> List[str]:
+        """The gateable names (before the runner's judge statistics are added)."""
+        return ["records"] + [JUDGE_METRICS[s] for s in steps if s in JUDGE_METRICS]
+
+    def finalize(self) -> Report:
+        steps = self.params["steps"]
+        means = {name: m.mean for name, m in self.means.items()}
+        params = [
+            ("step", "judge"),
+            ("steps", "+".join(steps)),
+            ("judge_template", self.params["judge_template"]),
+            ("judge_model", self.params["judge_model"]),
+        ]
+        return Report(
+            family=FAMILY,
+            signature=signature(params=params),
+            result={"records": self.records, "output": self.params["output"], "steps": list(steps), "means": means},
+            metrics=dict([("records", self.records)] + list(means.items())),
+            diagnostics=self.notes(),
+        )
+
+
+# ---------------------------------------------------------------------------
+# File-level functions: algorithmic, condition (streaming), summarize
+# ---------------------------------------------------------------------------
+
+Output = Union[str, Any]  # a path (written atomically) or a text stream
+
+
+@contextmanager
+def _records_writer(output: Output) -> Iterator[Any]:
+    if isinstance(output, str):
+        with atomic_writer(output) as fh:
+            yield fh
+    else:
+        yield output
+
+
+def _output_label(output: Output, name: Optional[str]) -> Optional[str]:
+    if name is not None:
+        return name
+    return output if isinstance(output, str) else "-"
+
+
+def _check_not_input(path: str, output: Output) -> None:
+    if not isinstance(output, str):
+        return
+    same = os.path.abspath(path) == os.path.abspath(output)
+    if not same and os.path.exists(output):
+        try:
+            same = os.path.samefile(path, output)
+        except OSError:
+            pass
+    if same:
+        raise ScoringError("--output must differ from --input", path=output)
+
+
+StepFn = Callable[[Dict[str, Any], str], Tuple[RecordResult, ItemRow]]
+
+
+def _one(
+    path: str, line_no: int, record: Any, step: StepFn, problems: Problems
+) -> Optional[Tuple[RecordResult, ItemRow]]:
+    if not isinstance(record, dict):
+        problems.add("expected a JSON object", path=path, line=line_no)
+        return None
+    rid = f"{path}:{line_no}"
+    task_id = record.get("task_id")
+    if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
+        rid = f"task_id={task_id}"
+    try:
+        return step(record, rid)
+    except ScoringError as exc:
+        problems.add(
+            exc.msg, path=path, line=line_no, field=exc.field, record=rid if rid.startswith("task_id=") else None
+        )
+        return None
+
+
+def _each(path: str, step: StepFn) -> Iterator[Tuple[RecordResult, ItemRow]]:
+    """``step`` over every record of ``path``; every bad record is collected and raised together at the end."""
+    problems = Problems()
+    try:
+        for line_no, record in iter_jsonl(path):
+            out = _one(path, line_no, record, step, problems)
+            if out is None:
+                if problems.full:
+                    break
+                continue
+            if not problems:
+                yield out
+    except ScoringError as exc:  # the reader's problems (bad JSON, encoding, ...)
+        problems.add_error(exc)
+    problems.raise_if_any()
+
+
+def _json_algorithmic(record: Dict[str, Any]) -> str:
+    # run_algorithmic.py writes with json.dump: ASCII escapes, full repr, NaN kept.
+    return json.dumps(record)
+
+
+def _json_pandas(record: Dict[str, Any]) -> str:
+    # close to pandas to_json(orient="records", lines=True): compact, ASCII, "\/".
+    return json.dumps(record, separators=(",", ":"), allow_nan=False).replace("/", "\\/")
+
+
+def algorithmic_file(
+    path: str,
+    output: Output,
+    *,
+    variants: Sequence[str] = (),
+    bertscore: Optional[BertScorer] = None,
+    bertscore_name: Optional[str] = None,
+    lcs: Optional[_rouge.LcsFn] = None,
+    backend: str = "stdlib",
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    output_name: Optional[str] = None,
+) -> Report:
+    """``mtrag algorithmic``: write every record of ``path`` with its ``metrics`` to ``output``
+    (as ``run_algorithmic.py``, one record at a time) and report the mean of each metric.
+
+    ``output`` is a path (written atomically: a bad input leaves nothing) or a text stream;
+    ``output_name`` is what the report shows as ``output`` (default: the path, ``-`` for a
+    stream).  ``bertscore`` is the BERTScore hook (see :data:`BertScorer`), named
+    ``bertscore_name`` in the signature (default ``scorer``; ``input`` without a hook);
+    ``lcs`` an exact LCS-length function for the ROUGE-L metrics, named ``backend``.
+    ``on_item`` receives each item row (:func:`algorithmic_item`) in input order.
+    """
+    variants = check_variants(variants)
+    _check_not_input(path, output)
+    name = bertscore_name or ("input" if bertscore is None else "scorer")
+    acc = AlgorithmicAccumulator(
+        output=_output_label(output, output_name), variants=variants, bertscore=name, backend=backend
+    )
+
+    def step(record: Dict[str, Any], rid: str) -> Tuple[RecordResult, ItemRow]:
+        result = score_record(record, variants=variants, bertscore=bertscore, record_id=rid, lcs=lcs)
+        return result, algorithmic_row(result.record)
+
+    with _records_writer(output) as fh:
+        for result, row in _each(path, step):
+            fh.write(_json_algorithmic(result.record))
+            fh.write("\n")
+            if on_item is not None:
+                on_item(row)
+            acc.add(row)
+            for d in result.diagnostics:
+                acc.note(d)
+    return acc.finalize()
+
+
+def condition_file(
+    path: str,
+    output: Output,
+    *,
+    metrics: Sequence[str] = CONDITIONED_METRICS,
+    variants: Sequence[str] = (),
+    digits: Optional[int] = 10,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    output_name: Optional[str] = None,
+) -> Report:
+    """``mtrag condition``: IDK-condition every record of ``path`` into ``output`` and report the means.
+
+    With ``digits`` (default 10) the records are written as the reference's pandas
+    writer does: every float rounded to ``digits`` decimals (before conditioning, as the
+    reference reads them back), compact JSON, and each conditioned metric typed by its
+    **column** (:class:`ColumnTypes`): one float or null anywhere in a column writes every
+    ``1``/``0`` of it as ``1.0``/``0.0``.  The column types need the whole file, so the input
+    is read twice: the first pass validates every record and fills the type summary (nothing
+    is written when a record is bad), the second writes; no record is held in memory.
+    ``digits=None`` (``--full-precision``) writes plain ``json.dumps`` records, each value
+    with its own type.  ``on_item`` receives each item row (:func:`condition_item`).
+    """
+    variants = check_variants(variants)
+    metrics = list(metrics)
+    paper = "paper_idk" in variants
+    alias = "answerability_alias" in variants
+    keys = [conditioned_key(m, paper_idk=paper) for m in metrics]
+    _check_not_input(path, output)
+    acc = ConditionAccumulator(
+        output=_output_label(output, output_name), metrics=metrics, variants=variants, digits=digits
+    )
+
+    def step(record: Dict[str, Any], rid: str) -> Tuple[RecordResult, ItemRow]:
+        if digits is not None:
+            record = round_floats(record, digits)  # values as the reference reads them
+        result = condition_record(record, metrics=metrics, variants=variants, record_id=rid)
+        return result, condition_row(result.record, keys, alias=alias)
+
+    def conditioned(row: ItemRow) -> List[str]:
+        return [k for k in keys if row[k] is not None or k in row["non_numeric"]]
+
+    types = ColumnTypes()
+    for result, row in _each(path, step):  # pass 1: validate, and the dtype of each conditioned column
+        m = result.record["metrics"]
+        for key in conditioned(row):
+            types.add(key, m[key][0])
+    with _records_writer(output) as fh:
+        for result, row in _each(path, step):  # pass 2: write
+            record = result.record
+            if digits is None:
+                fh.write(json.dumps(record))
+            else:
+                m = record["metrics"]
+                for key in conditioned(row):
+                    m[key] = [types.cast(key, m[key][0])]
+                fh.write(_json_pandas(record))
+            fh.write("\n")
+            if on_item is not None:
+                on_item(row)
+            acc.add(row)
+            for d in result.diagnostics:
+                acc.note(d)
+    return acc.finalize()
+
+
+#: The plain fields of a ``summarize`` item row (every other key is a metric).
+SUMMARY_FIELDS = ("task_id", "source", "setting", "input", "format", "model", "group")
+
+
+@register_accumulator
+class SummarizeAccumulator(Accumulator):
+    """``mtrag summarize``: per (setting, model, group, metric) exact means (see :class:`SummaryAccumulator`).
+
+    The sources (setting label, input path, format) come from the item rows, in
+    input order; every input gives at least one row.
+    """
+
+    FAMILY = FAMILY
+    COMMAND = "summarize"
+    DIRECTIONS: Dict[str, str] = {}
+
+    def __init__(self, *, metrics: Sequence[str] = (), variants: Sequence[str] = ()) -> None:
+        super().__init__(metrics=list(metrics), variants=list(check_variants(variants)))
+        self.table = SummaryAccumulator()
+        self.sources: List[List[Any]] = []
+
+    def add(self, item: ItemRow) -> None:
+        index = int(item["source"])
+        if not self.sources or self.sources[-1][0] != index:
+            if all(s[0] != index for s in self.sources):
+                self.sources.append([index, item["setting"], item["input"], item["format"]])
+        values = {k: v for k, v in item.items() if k not in SUMMARY_FIELDS}
+        self.table.add(str(item["setting"]), str(item["model"]), str(item["group"]), values)
+
+    def _data(self) -> Dict[str, Any]:
+        return {"sources": [list(s) for s in self.sources], "table": self.table.data()}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.sources = [[int(s[0]), str(s[1]), str(s[2]), str(s[3])] for s in data["sources"]]
+        self.table = SummaryAccumulator.from_data(data["table"])
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, SummarizeAccumulator)
+        for s in other.sources:
+            if all(mine[0] != s[0] for mine in self.sources):
+                self.sources.append(list(s))
+        self.table.merge(other.table)
+
+    def missing_metrics(self) -> List[str]:
+        """The ``metrics`` asked for that no row had."""
+        seen = set(self.table._metrics)
+        return sorted(set(self.params["metrics"]) - seen)
+
+    def finalize(self) -> Report:
+        table = self.table.result()
+        result_settings = []
+        gate_metrics: Dict[str, Any] = {}
+        for _, label, path, kind in sorted(self.sources, key=lambda s: s[0]):
+            models = table.get(label, {})
+            result_settings.append(
+                {
+                    "setting": label,
+                    "input": path,
+                    "format": kind,
+                    "models": {
+                        mo: {g: {m: gm._asdict() for m, gm in per.items()} for g, per in groups.items()}
+                        for mo, groups in models.items()
+                    },
+                }
+            )
+            for mo, groups in models.items():
+                for g, per in groups.items():
+                    for m, gm in per.items():
+                        gate_metrics["/".join(_gate_label(x) for x in (label, mo, g, m))] = gm.mean
+        return Report(
+            family=FAMILY,
+            signature=signature(variants=self.params["variants"], params=[("step", "summarize"), ("mean", "fsum")]),
+            result={"settings": result_settings},
+            metrics=gate_metrics,
+            diagnostics=self.notes(),
+        )
+
+
+def _gate_label(text: str) -> str:
+    return "_".join(text.split()).replace("<", "_").replace(">", "_").replace("=", "_")
+
+
+def _analytics_rows(path: str, data: Dict[str, Any]) -> Iterator[Tuple[Optional[str], str, str, Dict[str, Any]]]:
+    """``(task_id, model, group, values)`` for each evaluation of an InspectorRAGet analytics file.
+
+    Evaluations are under ``evaluations`` (``annotations``) or, in schema 2, under
+    ``results`` (``scores``).  A metric's value is the ``value`` of its only annotator
+    (``system``/``composite``) when numeric or null; human (multi-annotator) and
+    categorical metrics are left out.  Answerability comes from the task's
+    ``Answerability`` or ``answerability`` (list or string)."""
+    tasks = data.get("tasks")
+    if not isinstance(tasks, list):
+        raise ScoringError("analytics file without a 'tasks' list", path=path, field="tasks")
+    answer: Dict[str, Optional[str]] = {}
+    for i, task in enumerate(tasks):
+        if not isinstance(task, dict) or "task_id" not in task:
+            raise ScoringError("task without task_id", path=path, field=f"tasks[{i}]")
+        label = answerability_of(task, alias=True) if "answerability" not in task else answerability_of(task)
+        answer[str(task["task_id"])] = label
+    evals = data.get("evaluations")
+    key = "annotations"
+    if evals is None:
+        evals, key = data.get("results"), "scores"
+    if not isinstance(evals, list):
+        raise ScoringError("analytics file without 'evaluations' or 'results'", path=path)
+    if not evals:
+        raise ScoringError("analytics file holds no evaluations", path=path)
+    for i, ev in enumerate(evals):
+        if not isinstance(ev, dict) or not isinstance(ev.get(key), dict):
+            raise ScoringError(f"evaluation without '{key}'", path=path, field=f"evaluations[{i}]")
+        task_id = str(ev.get("task_id"))
+        if task_id not in answer:
+            raise ScoringError(f"unknown task_id {task_id!r}", path=path, field=f"evaluations[{i}].task_id")
+        values: Dict[str, Any] = {}
+        for metric, by_annotator in ev[key].items():
+            if not isinstance(by_annotator, dict) or len(by_annotator) != 1:
+                continue
+            (entry,) = by_annotator.values()
+            value = entry.get("value") if isinstance(entry, dict) else None
+            if value is None or is_number(value):
+                values[metric] = value
+        yield task_id, str(ev.get("model_id")), answerability_group(answer[task_id]), values
+
+
+def _jsonl_rows(path: str, model: str, alias: bool) -> Iterator[Tuple[Optional[str], str, str, Dict[str, Any]]]:
+    problems = Problems()
+    for line_no, record in iter_jsonl(path):
+        if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
+            problems.add("expected an object with a 'metrics' object", path=path, line=line_no, field="metrics")
+            if problems.full:
+                break
+            continue
+        name = record.get("model_id")
+        yield (
+            _task_id(record),
+            (str(name) if name is not None else model),
+            answerability_group(answerability_of(record, alias=alias)),
+            summary_values(record["metrics"]),
+        )
+    problems.raise_if_any()
+
+
+def summarize_files(
+    inputs: Sequence[str],
+    *,
+    settings: Sequence[str] = (),
+    metrics: Sequence[str] = (),
+    model: Optional[str] = None,
+    variants: Sequence[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``mtrag summarize``: means per setting, model and answerability group of evaluated
+    JSONL files (``.jsonl``) and/or InspectorRAGet analytics files, one setting per input.
+
+    ``settings`` label the inputs (default: the file name without extension); ``metrics``
+    keeps only these metrics (each must occur); ``model`` names JSONL records without
+    ``model_id`` (default: the setting label).  ``on_item`` receives each item row:
+    ``task_id``, the record's metric values, then ``source`` (the input's index),
+    ``setting``, ``input``, ``format``, ``model``, ``group``.  An input with no
+    evaluation is an input error.
+    """
+    variants = check_variants(variants)
+    if settings and len(settings) != len(inputs):
+        raise ScoringError(f"{len(settings)} --setting labels for {len(inputs)} --input files", field="--setting")
+    if not inputs:
+        raise ScoringError("no --input file", field="--input")
+    wanted = list(dict.fromkeys(metrics))
+    acc = SummarizeAccumulator(metrics=wanted, variants=variants)
+    alias = "answerability_alias" in variants
+    for index, path in enumerate(inputs):
+        label = settings[index] if settings else os.path.splitext(os.path.basename(path))[0]
+        rows: Iterator[Tuple[Optional[str], str, str, Dict[str, Any]]]
+        if path.endswith(".jsonl"):
+            kind = "jsonl"
+            rows = _jsonl_rows(path, model or label, alias)
+        else:
+            data = read_json(path)
+            if not isinstance(data, dict):
+                raise ScoringError(
+                    "expected an analytics object (or use a .jsonl file of evaluated records)", path=path
+                )
+            kind = "analytics"
+            rows = _analytics_rows(path, data)
+        for task_id, row_model, group, values in rows:
+            if wanted:
+                values = {k: v for k, v in values.items() if k in wanted}
+            clash = [k for k in values if k in SUMMARY_FIELDS]
+            if clash:
+                raise ScoringError(f"a metric is named {clash[0]!r}, a reserved item-row field", path=path)
+            row: ItemRow = {"task_id": task_id}
+            row.update(values)
+            row.update(source=index, setting=label, input=path, format=kind, model=row_model, group=group)
+            if on_item is not None:
+                on_item(row)
+            acc.add(row)
+    missing = acc.missing_metrics()
+    if missing:
+        raise ScoringError(f"no values for metric(s) {', '.join(missing)}", field="--metric")
+    return acc.finalize()
+
+
+def signature(*, variants: Sequence[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:
+    """The reproducibility signature of an mtrag result (``params`` in the command's fixed order).
+
+    >>> signature(params=[("step", "summarize")])
+    'rageval_min:...|family=mtrag|ref=IBM/mt-rag-benchmark@cc5b1d4|variants=none|step=summarize'
+    """
+    return make_signature(FAMILY, REFERENCE, check_variants(variants), params)

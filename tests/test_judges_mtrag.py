@@ -1,8 +1,6 @@
 """`mtrag judge` (rageval_min/_judge_mtrag.py): IDK, underspecified, RB_llm and RL_F through a
 scripted judge on a loopback server, then from the replay cache; then `mtrag condition`."""
 
-import argparse
-import io
 import json
 import os
 import re
@@ -12,8 +10,6 @@ from conftest import ROOT, run_cli
 from judge_server import ChatServer
 
 from rageval_min import _judge_mtrag as jm
-from rageval_min._cli_common import CliIO
-from rageval_min.errors import ScoringError
 
 TASKS = os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")
 
@@ -53,13 +49,8 @@ def server():
 
 
 def _run(argv):
-    parser = argparse.ArgumentParser(prog="rageval-min mtrag")
-    sub = parser.add_subparsers()
-    jm.register_mtrag_judge(sub)
-    args = parser.parse_args(["judge"] + argv)
-    out, err = io.StringIO(), io.StringIO()
-    code = args.func(args, CliIO(out, err))
-    return code, out.getvalue(), err.getvalue()
+    r = run_cli(["mtrag", "judge"] + argv)
+    return r.code, r.out, r.err
 
 
 def _expected(tasks):
@@ -171,25 +162,30 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
     assert f"judge_template=idk:{sha},underspecified:builtin" in rep["signature"]
     with open(out, encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
-    assert rows[0]["metrics"]["idk_eval"] == [None]
-    assert all(r["metrics"]["underspecified_eval"] == [0] for r in rows)
-    assert any("idk_eval: judge call failed" in d for d in rep["diagnostics"])
+    # the steps run in the reference pipeline's order (underspecified, then idk), so the first call,
+    # which fails, is the first record's underspecified one; its value is null, never guessed
+    assert rows[0]["metrics"]["underspecified_eval"] == [None]
+    assert [r["metrics"]["underspecified_eval"] for r in rows[1:]] == [[0.0], [0.0]]  # a float column: null in it
+    assert all(r["metrics"]["idk_eval"] != [None] for r in rows)
+    assert list(rows[0]["metrics"])[-2:] == ["underspecified_eval", "idk_eval"]
+    assert any("underspecified_eval: judge call failed" in d for d in rep["diagnostics"])
     assert "RB_llm" not in rows[1]["metrics"] or rows[1]["metrics"]["RB_llm"] != [None]
-    with pytest.raises(ScoringError, match="unknown step"):
-        _run(
-            [
-                "--input",
-                TASKS,
-                "--output",
-                out,
-                "--steps",
-                "idk,bogus",
-                "--judge",
-                server.base_url,
-                "--judge-model",
-                "m",
-            ]
-        )
+    n_requests = len(server.requests)
+    code, text, err = _run(
+        [
+            "--input",
+            TASKS,
+            "--output",
+            out,
+            "--steps",
+            "idk,bogus",
+            "--judge",
+            server.base_url,
+            "--judge-model",
+            "m",
+        ]
+    )
+    assert code == 2 and "unknown step" in err and len(server.requests) == n_requests
 
 
 def test_mtrag_parsers_and_conversation_split():

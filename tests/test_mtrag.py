@@ -244,9 +244,25 @@ def test_score_record_appends_to_existing_metrics():
 
 
 def test_score_record_no_targets_and_no_contexts():
+    # issue #18.6: the reference creates a metric's list inside its loop over targets (passages),
+    # so with targets == [] no per-target key is written at all (and no RB_agg)
     out = mtrag.score_record(_task(targets=[], contexts=[], metrics={"BertscoreR": []}))
     m = out.record["metrics"]
-    assert m == {"BertscoreR": [], "Recall": [], "RougeL_stemFalse": [], "Length": []}
+    assert m == {"BertscoreR": []}
+    assert out.diagnostics == []
+
+
+def test_score_record_no_targets_keeps_passage_keys_and_order():
+    def scorer(pred, ref):
+        return (0.25, 0.5)
+
+    out = mtrag.score_record(_task(targets=[]), bertscore=scorer)
+    assert list(out.record["metrics"]) == ["BertKPrec", "Extractiveness_RougeL"]
+    # existing per-target lists are left alone (nothing to append), without the "appended" diagnostic
+    out = mtrag.score_record(_task(targets=[], contexts=[], metrics={"Recall": [0.5]}))
+    assert out.record["metrics"] == {"Recall": [0.5]} and out.diagnostics == []
+    rows = mtrag.algorithmic_item(_task(targets=[]))
+    assert rows["Recall"] is None and rows["non_numeric"] == [] and rows["Extractiveness_RougeL"] == 1
 
 
 def test_score_record_missing_contexts_diagnostic():
@@ -378,7 +394,18 @@ def test_median_rating():
         ('{"decision": "yes", "explanation": "..."}', 1),
         ('Sure: {"decision": "no"} trailing', 0),
         ('```json\n{"decision": "yes", "explanation": "a \\q b"}\n```', 1),
-        ('{"decision": "Yes"}', 0.5),
+        # issue #18.3 / spec 11: the decision is lower-cased
+        ('{"decision": "Yes"}', 1),
+        ('{"decision": "NO"}', 0),
+        ('```json\n{"decision": "YES"}\n```', 1),
+        # a ```json anywhere means only the fenced pattern is tried: no closing fence, no match, no brace fallback
+        ('```json\n{"decision": "yes"}', 0.5),
+        ('see ```json below {"decision": "yes"}', 0.5),
+        # group 1 of \{\s*(.*?)\s*\} is '{"decision": "yes"'; "{" is not prepended again, "}" is appended
+        ('{{"decision": "yes"}}', 1),
+        ('{ "decision" : "no" }', 0),
+        ('{"decision": 1}', 0.5),  # not a string: .lower() raises
+        ('```json\n["decision", "yes"]\n```', 0.5),  # "{" prepended: invalid JSON
         ('{"decision": "maybe"}', 0.5),
         ('{"decision": "yes", "explanation": {"nested": 1}}', 0.5),  # first } ends the object
         ("no braces", 0.5),
@@ -500,7 +527,7 @@ def test_unicode_tokens_variant_changes_rougel():
 
 
 def test_signature_names_variants():
-    sig = mtrag.signature(["paper_idk"], [("x", 1)])
+    sig = mtrag.signature(variants=["paper_idk"], params=[("x", 1)])
     assert "family=mtrag" in sig and "ref=IBM/mt-rag-benchmark@cc5b1d4" in sig and "variants=paper_idk" in sig
 
 

@@ -293,11 +293,16 @@ def test_subprocess_exit_codes(tmp_path):
     assert r.code == 2 and "Traceback" not in r.err
 
 
-def test_demo_section():
-    import io
+def test_demo_cases():
+    """The gold-sample cases (gold_samples/mtrag/cases.json, what `rageval-min demo` runs) reproduce."""
+    from rageval_min import _demo
+    from rageval_min.cli import main
 
-    from rageval_min import _cmd_mtrag
-    from rageval_min._cli_common import CliIO
-
-    text = _cmd_mtrag.demo(CliIO(io.StringIO(), io.StringIO()))
-    assert "matches gold_samples/mtrag" in text and "RB_agg_idk_underspecified" in text
+    root = os.path.join(ROOT, "gold_samples")
+    cases = _demo.load_cases(root, "mtrag")
+    assert [c["argv"][1] for c in cases] == ["algorithmic", "judge", "condition", "summarize"]
+    for case in cases:
+        res = _demo.run_case(root, "mtrag", case, main)
+        assert res.ok, res.detail
+    summary = [c for c in cases if c["argv"][1] == "summarize"][0]
+    assert "RB_agg_idk_underspecified" in summary["argv"]
