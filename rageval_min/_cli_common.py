@@ -96,12 +96,24 @@ def add_records_option(parser: Any, *, what: str, required: bool = True) -> None
 
 
 def add_per_item_option(group: Any) -> None:
-    """Add ``--per-item PATH`` (the item rows of the contract, JSONL in input order)."""
+    """Add ``--per-item PATH`` (the item rows of the contract, JSONL in input order) and ``--intervals``."""
     group.add_argument(
         "--per-item",
         metavar="PATH",
         help="also write one item row per input record (JSON Lines, input order) to PATH",
     )
+    group.add_argument(
+        "--intervals",
+        action="store_true",
+        help="add 95%% confidence intervals beside the result: Wilson for rates that are count ratios, "
+        "bootstrap for means (keeps the item rows in memory)",
+    )
+
+
+#: The item rows of the running command, kept when ``--intervals`` asks for them (set by prepare()).
+_COLLECTED: "contextvars.ContextVar[Optional[List[ItemRow]]]" = contextvars.ContextVar(
+    "rageval_min_item_rows", default=None
+)
 
 
 @contextmanager
@@ -111,14 +123,17 @@ def item_sink(path: Optional[str]) -> Iterator[Optional[Callable[[ItemRow], None
     The file appears only when the block ends normally, so a failed run leaves
     no partial item file.
     """
+    rows = _COLLECTED.get()
     if not path:
-        yield None
+        yield rows.append if rows is not None else None
         return
     with atomic_writer(path) as fh:
         write = fh.write
 
         def on_item(row: ItemRow) -> None:
             write(item_row_json(row))
+            if rows is not None:
+                rows.append(row)
 
         yield on_item
 
@@ -216,6 +231,7 @@ def prepare(
         check_gate_names(gates, metric_names)
     report_targets(args)
     check_paths(args, inputs)
+    _COLLECTED.set([] if getattr(args, "intervals", False) else None)
     return gates
 
 
@@ -239,6 +255,11 @@ def emit_report(
     gates = parse_gates(args)
     check_gate_names(gates, report.metrics)
     outcomes: Sequence[GateOutcome] = evaluate_gates(gates, report.metrics)
+    rows = _COLLECTED.get()
+    if getattr(args, "intervals", False) and rows is not None and report.intervals is None:
+        from ._intervals import compute_intervals
+
+        report = report._replace(intervals=compute_intervals(report.family, report.metrics, rows))
     for target in report_targets(args):
         text = render(report, target.fmt, outcomes, formatters)
         if target.path is None and stdout_suffix:

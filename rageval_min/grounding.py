@@ -405,6 +405,14 @@ class GroundingAccumulator(Accumulator):
 
     FAMILY = "grounding"
     COMMAND = "score"
+    #: --intervals: the rates that are count ratios, as (numerator field, denominator field) of the item rows
+    RATES = {
+        "precision": ("correct", "answered"),
+        "chr": ("citation_hit", "answered"),
+        "under_refusal": ("under_refusal", "unanswerable"),
+        "over_refusal": ("over_refusal", "answerable"),
+        "recall@k": ("recall@k", None),
+    }
     DIRECTIONS = {
         "answered": "higher",
         "refused": "lower",
