@@ -1,6 +1,62 @@
-"""rageval_min: deterministic RAG/LLM evaluation metrics, stdlib only."""
+"""rageval_min: deterministic RAG/LLM evaluation metrics with reference parity, stdlib only.
+
+The public API (see ``docs/api.md``).  Family modules are imported on first use,
+so ``import rageval_min`` stays cheap:
+
+* families: :mod:`~rageval_min.grounding`, :mod:`~rageval_min.rgb`,
+  :mod:`~rageval_min.pairwise`, :mod:`~rageval_min.factuality`,
+  :mod:`~rageval_min.rouge`, :mod:`~rageval_min.mtrag`; each has ``score_item``
+  (or ``<command>_item``), an accumulator and ``score_file`` (or
+  ``<command>_file``) returning a :class:`Report`;
+* :mod:`~rageval_min.compare`: paired comparison of two item-row files;
+* :mod:`~rageval_min.judges`: the LLM-judge adapter interface and runner;
+* :mod:`~rageval_min.testing`: ``assert_gates`` for a project's own tests;
+* gates (:func:`parse_gate`, :func:`evaluate_gates`), formats (:data:`FORMATS`,
+  :func:`render`), partial states (:func:`accumulator_from_state`) and the one
+  exception type, :class:`ScoringError`.
+"""
+
+from typing import Any
 
 from ._version import __version__
 from .errors import ScoringError
 
-__all__ = ["ScoringError", "__version__"]
+__all__ = [
+    "FORMATS",
+    "Report",
+    "ScoringError",
+    "__version__",
+    "accumulator_from_state",
+    "compare",
+    "evaluate_gates",
+    "factuality",
+    "grounding",
+    "judges",
+    "mtrag",
+    "pairwise",
+    "parse_gate",
+    "render",
+    "rgb",
+    "rouge",
+    "testing",
+]
+
+_MODULES = ("compare", "factuality", "grounding", "judges", "mtrag", "pairwise", "rgb", "rouge", "testing")
+_NAMES = {
+    "FORMATS": "_report",
+    "Report": "_report",
+    "render": "_report",
+    "accumulator_from_state": "_contract",
+    "evaluate_gates": "gates",
+    "parse_gate": "gates",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _NAMES:
+        return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ it is meant for counts.
 
 import math
 import re
-from typing import Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 from .errors import ScoringError
 
@@ -98,14 +98,22 @@ def check_gate_names(gates: Iterable[Gate], names: Iterable[str]) -> None:
             raise ScoringError(f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: " + ", ".join(valid))
 
 
-def evaluate_gates(gates: Sequence[Gate], metrics: Mapping[str, Optional[Number]]) -> List[GateOutcome]:
-    """Evaluate every gate against ``metrics``.
+def evaluate_gates(
+    gates: Sequence[Union[Gate, str]], metrics: Union[Mapping[str, Optional[Number]], Any]
+) -> List[GateOutcome]:
+    """Evaluate every gate against ``metrics``: a mapping, or any family's report (its ``.metrics``).
 
-    A metric whose value is None (undefined for this input) fails its gate.
+    Gates may be given parsed or as ``"NAME OP VALUE"`` text.  A metric whose
+    value is None (undefined for this input) fails its gate.
 
     >>> [o.passed for o in evaluate_gates([parse_gate("chr>=0.75")], {"chr": 0.5})]
     [False]
+    >>> [o.passed for o in evaluate_gates(["chr>=0.25"], {"chr": 0.5})]
+    [True]
     """
+    if not isinstance(metrics, Mapping):
+        metrics = metrics.metrics
+    gates = [parse_gate(g) if isinstance(g, str) else g for g in gates]
     check_gate_names(gates, metrics)
     out = []
     for gate in gates:
