@@ -1402,6 +1402,11 @@ class PairwiseAccumulator(Accumulator):
     ``judge_template`` is the template id (:func:`template_id`) and
     ``judge_model`` the judge's model name for a judged run (both only go
     into the signature); ``refm`` None is inferred at :meth:`finalize`.
+
+    ``DIRECTIONS`` read the item rows for the candidate model: ``win`` is
+    better high, ``loss`` low; ``tie`` (C or D) has no direction; the
+    judge-side outcomes (``failed``, ``unparseable``, ``judge_missing``) are
+    better low.
     """
 
     FAMILY = "pairwise"
