@@ -9,15 +9,17 @@ Scoring lives in :mod:`rageval_min.factuality` (``f1k_file``, ``safe_evaluate``,
 line.  When a ``--gate`` is given, one last line ``{"gates": [...], "pass": ...}``
 (the objects of the JSON report's ``gates``) shows the values the gates read, so
 a gated run never decides on a number its output does not show.  ``f1k`` writes
-its lines while it reads (an ``--output`` file appears atomically at the end;
-on stdout, lines are held back until the first valid one, so a file without any
-valid line prints nothing and exits 2).
+its lines while it reads, in constant memory (an ``--output`` file appears
+atomically at the end; stdout gets the lines, spooled to a temporary file, only
+when the run succeeds, so a run that exits 2 prints nothing).
 """
 
 import argparse
 import contextlib
 import json
 import math
+import shutil
+import tempfile
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import factuality as F
@@ -259,27 +261,6 @@ def register(sub: Any) -> None:
 # --------------------------------------------------------------------------- f1k
 
 
-class _LineStream:
-    """Where ``f1k`` writes its JSONL lines while it reads.
-
-    On stdout, lines are held until the first valid one, so that an input
-    without any valid line prints nothing (and exits 2).
-    """
-
-    def __init__(self, fh: TextIO, hold: bool) -> None:
-        self.fh = fh
-        self.held: Optional[List[str]] = [] if hold else None
-
-    def write(self, text: str, valid: bool) -> None:
-        if self.held is None:
-            self.fh.write(text)
-            return
-        self.held.append(text)
-        if valid:
-            self.fh.write("".join(self.held))
-            self.held = None
-
-
 def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
     gates = prepare(args, inputs=[args.input], metric_names=F.F1kAccumulator.metric_names())
     targets = report_targets(args)
@@ -287,12 +268,16 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
     others = [t for t in targets if t.fmt != "jsonl"]
     with_ci = _ci_needed(args)
     with contextlib.ExitStack() as stack:
-        sinks: List[_LineStream] = []
+        # a file target is written atomically; stdout is spooled to a temporary file and
+        # copied at the end, so a run that fails (exit 2) prints nothing and memory stays flat
+        sinks: List[TextIO] = []
+        spool: Optional[TextIO] = None
         for t in streams:
             if t.path is None:
-                sinks.append(_LineStream(io.stdout, hold=True))
+                spool = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
+                sinks.append(spool)
             else:
-                sinks.append(_LineStream(stack.enter_context(atomic_writer(t.path)), hold=False))
+                sinks.append(stack.enter_context(atomic_writer(t.path)))
         per_item = stack.enter_context(item_sink(args.per_item))
 
         def on_item(row: ItemRow) -> None:
@@ -300,8 +285,8 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
                 per_item(row)
             if sinks:
                 text = json.dumps(F.f1k_output_line(row), ensure_ascii=False) + "\n"
-                for s in sinks:
-                    s.write(text, "error" not in row)
+                for fh in sinks:
+                    fh.write(text)
 
         report = F.f1k_file(
             args.input,
@@ -316,8 +301,11 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
         outcomes = evaluate_gates(gates, report.metrics)
         if outcomes:
             trailer = _gate_trailer(outcomes, overall_pass(report, outcomes))
-            for s in sinks:
-                s.write(trailer, True)
+            for fh in sinks:
+                fh.write(trailer)
+        if spool is not None:
+            spool.seek(0)
+            shutil.copyfileobj(spool, io.stdout)
     if others:
         ns = argparse.Namespace(**vars(args))
         ns.output = [f"{t.fmt}:{t.path if t.path is not None else '-'}" for t in others]

@@ -550,3 +550,155 @@ def test_py312_sum_emulation():
                 rng.choice([0, 1, rng.random(), -rng.random(), 1e-20 * rng.random()]) for _ in range(rng.randint(0, 40))
             ]
             assert F._py312_sum(vals) == sum(vals)
+
+
+# --- the family contract ------------------------------------------------------------
+
+
+def test_contract_names_and_per_command_variants():
+    assert F.FAMILY == "factuality" and F.REFERENCE == F.REF_SAFE
+    assert F.REFERENCES["factscore"] == F.REF_FACTSCORE and F.REFERENCES["veriscore"] == F.REF_VERISCORE
+    assert set(F.VARIANTS) == {v for vs in F.COMMAND_VARIANTS.values() for v in vs}
+    assert F.check_variants(["pearson_fsum", "pearson_fsum"]) == ("pearson_fsum",)
+    assert F.check_variants(["pearson_fsum"], command="correlate") == ("pearson_fsum",)
+    with pytest.raises(ScoringError, match="unknown variant"):
+        F.check_variants(["pearson_fsum"], command="safe")
+    sig = F.signature(command="veriscore", variants=["veriscore_py312_sum"], params=[("K", 3)])
+    assert sig.endswith("|family=factuality|ref=Yixiao-Song/VeriScore@7dd3352|variants=veriscore_py312_sum|K=3")
+    assert "|ref=google-deepmind/long-form-factuality@9d27158|" in F.signature()
+
+
+def _merged(acc_cls, params, rows, cuts):
+    from rageval_min._contract import accumulator_from_state
+
+    parts, start = [], 0
+    for end in list(cuts) + [len(rows)]:
+        acc = acc_cls(**params)
+        for row in rows[start:end]:
+            acc.add(row)
+        parts.append(accumulator_from_state(json.loads(json.dumps(acc.to_state()))))
+        start = end
+    merged = parts[0]
+    for p in parts[1:]:
+        merged.merge(p)
+    return merged.finalize()
+
+
+def _one(acc_cls, params, rows):
+    acc = acc_cls(**params)
+    for row in rows:
+        acc.add(row)
+    return acc.finalize()
+
+
+def test_correlate_table_and_study_merge_exactly():
+    rows = [{"line": i + 1, "x": (i * 7) % 13, "y": (i * 5) % 11 + 0.5} for i in range(40)]
+    one = _one(F.CorrelateAccumulator, {"mode": "table"}, rows)
+    assert _merged(F.CorrelateAccumulator, {"mode": "table"}, rows, [3, 17, 17, 30]) == one
+    assert (
+        one.result["lines"][0]["spearman"]["statistic"] == F.spearman([r["x"] for r in rows], [r["y"] for r in rows])[0]
+    )
+    per = _rows("factscore_human_per_response.jsonl")
+    study = []
+    for p in per:
+        row = {"model": p["model_name"], "line": p["line"], "topic": p["topic"]}
+        row.update({f"human.{k}": v for k, v in F.study_metrics_human(p).items()})
+        row["safe.num_claims"] = p["model_atomic_facts"]
+        study.append(row)
+    one = _one(F.CorrelateAccumulator, {"mode": "study"}, study)
+    assert _merged(F.CorrelateAccumulator, {"mode": "study"}, study, [100, 250]) == one
+    vec = _rows("correlations.jsonl")[0]
+    (line,) = one.result["lines"]
+    assert line["n"] == 496 and line["spearman"]["statistic"] == float.fromhex(vec["spearman"]["statistic"]["hex"])
+
+
+def test_safe_and_judge_accumulators_merge_exactly():
+    inp = _fixture()
+    for variants in ([], ["sides_by_flags"], ["aggregate_all_rated"]):
+        _, rows, _, _ = F.safe_items(inp, max_claim=64, variants=variants)
+        params = {"max_claim": 64, "max_claim_text": "64", "variants": variants}
+        one = _one(F.SafeAccumulator, params, rows)
+        for cuts in ([0], [1], [3, 5], [6]):
+            assert _merged(F.SafeAccumulator, params, rows, cuts) == one
+    rows = [
+        {"id": 1, "supported": 3, "not_supported": 1, "irrelevant": 0, "num_claims": 4, "dropped": 0},
+        {"id": 2, "error": "judge call failed"},
+        {"id": 3, "supported": 0, "not_supported": 2, "irrelevant": 1, "num_claims": 4, "dropped": 1},
+    ]
+    params = {"judge_model": "m", "judge_template": "builtin", "records": "out.jsonl"}
+    one = _one(F.JudgeAccumulator, params, rows)
+    assert one.result == {
+        "responses": 3,
+        "errors": 1,
+        "output": "out.jsonl",
+        "supported": 3,
+        "not_supported": 3,
+        "irrelevant": 1,
+        "num_claims": 8,
+        "dropped": 1,
+    }
+    assert one.signature.endswith("|step=judge|search=passages|judge_template=builtin|judge_model=m")
+    assert _merged(F.JudgeAccumulator, params, rows, [1]) == one
+
+
+# --- issue #18 (5), (7): p-value precision --------------------------------------------
+
+
+def _scipy():
+    return pytest.importorskip("scipy.stats")
+
+
+def test_spearman_pvalue_large_n_small_rho_against_scipy():
+    stats = _scipy()
+    import random
+
+    rng = random.Random(5)
+    for n in (1000, 5000, 20000):
+        for spread in (20.0, 60.0):
+            x = [rng.random() for _ in range(n)]
+            y = [v + rng.random() * spread for v in x]
+            ours, ref = F.spearman(x, y), stats.spearmanr(x, y)
+            assert ours.statistic == ref.statistic
+            assert abs(ours.statistic) < 0.1
+            assert abs(ours.pvalue - ref.pvalue) <= 1e-12 * ref.pvalue, (n, ours, ref)
+
+
+def test_spearman_pvalue_complement_is_not_cancelled():
+    # 1 - z as t^2/(dof+t^2): z = dof/(dof+t^2) is within an ulp or two of 1 here
+    special = pytest.importorskip("scipy.special")
+    from rageval_min._stats import betainc, betainc_complement
+
+    for dof, t in ((10**6, 3e-4), (5 * 10**4, 2e-3), (2000, 0.05)):
+        t2 = t * t
+        z = dof / (dof + t2)
+        ref = 2.0 * float(special.stdtr(dof, -t))
+        p = betainc_complement(dof / 2.0, 0.5, z, t2 / (dof + t2))
+        assert abs(p - ref) <= 1e-12 * ref, (dof, t, p, ref)
+    # the subtraction 1 - z (what betainc does) loses digits on the first case
+    dof, t = 10**6, 3e-4
+    z = dof / (dof + t * t)
+    ref = 2.0 * float(special.stdtr(dof, -t))
+    assert abs(betainc(dof / 2.0, 0.5, z) - ref) > 1e-12 * ref
+
+
+def test_pearson_tolerance_near_one_and_zero():
+    stats = _scipy()
+    cases = [([15, 11, 14, 33], [15, 12, 14, 29])]
+    for v in _rows("correlations.jsonl"):
+        if v["pearson"]["statistic"].get("hex") not in (None, "nan") and len(v["x"]) > 2:
+            cases.append((v["x"], v["y"]))
+    import random
+
+    rng = random.Random(3)
+    for n in (10, 200):  # r near 0
+        x = [rng.random() for _ in range(n)]
+        cases.append((x, [rng.random() for _ in range(n)]))
+    for x, y in cases:
+        ours, ref = F.pearson(x, y), stats.pearsonr(x, y)
+        abs_r, rel_p = F.pearson_tolerance(ours.statistic, len(x))
+        assert abs(ours.statistic - float(ref.statistic)) <= abs_r
+        assert abs(ours.pvalue - float(ref.pvalue)) <= rel_p * float(ref.pvalue)
+    # the issue's case: r one ulp or two from scipy's, p within the r-dependent bound (not 1e-12)
+    r = F.pearson([15, 11, 14, 33], [15, 12, 14, 29])
+    abs_r, rel_p = F.pearson_tolerance(r.statistic, 4)
+    assert rel_p > 1e-12 and abs_r == 8 * 2.0**-53

@@ -460,3 +460,221 @@ def test_bootstrap_can_be_disabled(tmp_path):
     assert "|bootstrap=0|" in out["signature"]
     r = run_cli(["factuality", "f1k", "--input", path, "--bootstrap", "-1"])
     assert r.code == 2
+
+
+# --- issue #13: f1k streams, bootstrap on demand, gated values visible, no valid record -> exit 2 ---
+
+
+def test_f1k_every_line_invalid_is_exit_2(tmp_path):
+    path = _write(tmp_path, "bad.jsonl", [{"supported": "x", "not_supported": 1}, {"supported": 1}])
+    r = run_cli(["factuality", "f1k", "--input", path])
+    assert r.code == 2 and r.out == "" and "no valid record" in r.err and "bad.jsonl" in r.err
+    out = tmp_path / "out.jsonl"
+    r = run_cli(["factuality", "f1k", "--input", path, "--output", str(out), "--per-item", str(tmp_path / "i.jsonl")])
+    assert r.code == 2 and not out.exists() and not (tmp_path / "i.jsonl").exists()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    r = run_cli(["factuality", "f1k", "--input", str(empty)])
+    assert r.code == 2 and r.out == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["factuality", "factscore", "--input", "{empty}"],
+        ["factuality", "veriscore", "--input", "{empty}"],
+        ["factuality", "correlate", "--input", "{empty}"],
+        ["factuality", "correlate", "--input", "{badpairs}"],
+        ["factuality", "correlate", "--input", "{empty}", "--x", "a", "--y", "b"],
+        ["factuality", "veriscore", "--input", "{abstained}"],
+        ["factuality", "safe", "--input", "{unrated}"],
+    ],
+)
+def test_no_valid_record_is_exit_2(tmp_path, argv):
+    files = {
+        "empty": tmp_path / "empty.jsonl",
+        "badpairs": tmp_path / "badpairs.jsonl",
+        "abstained": tmp_path / "abstained.jsonl",
+        "unrated": tmp_path / "unrated.json",
+    }
+    files["empty"].write_text("", encoding="utf-8")
+    files["badpairs"].write_text(json.dumps({"x": [1, 2], "y": [1]}) + "\n", encoding="utf-8")
+    files["abstained"].write_text(json.dumps({"domain": "d", "abstained": True}) + "\n", encoding="utf-8")
+    files["unrated"].write_text(
+        json.dumps({"side_1": "placeholder", "side_2": "x", "per_prompt_data": [{"prompt": "p"}]}), encoding="utf-8"
+    )
+    argv = [a.format(**{k: str(v) for k, v in files.items()}) for a in argv]
+    r = run_cli(argv)
+    assert r.code == 2 and r.out == "", r.err
+    assert "no valid record" in r.err or "holds no records" in r.err, r.err
+
+
+def test_f1k_bootstrap_runs_only_when_written_or_gated(tmp_path, monkeypatch):
+    from rageval_min import factuality as F
+
+    calls = []
+    real = F.bootstrap_mean_ci
+
+    def counting(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(F, "bootstrap_mean_ci", counting)
+    path = _write(tmp_path, "c.jsonl", [{"supported": 40 + i, "not_supported": i % 5} for i in range(30)])
+    base = ["factuality", "f1k", "--input", path, "--max-claims", "64"]
+    r = run_cli(base)  # JSONL only: the interval is neither written nor gated
+    assert r.code == 0 and calls == []
+    r = run_cli(base + ["--gate", "f1_mean>=0.5"])
+    assert r.code == 0 and calls == []
+    r = run_cli(base + ["--gate", "f1_mean_ci_low>=0.5"])
+    assert r.code == 0 and len(calls) == 1
+    r = run_cli(base + ["--format", "json"])
+    assert r.code == 0 and len(calls) == 2 and json.loads(r.out)["result"]["f1_mean_ci_low"] is not None
+
+
+def test_f1k_jsonl_shows_the_gated_values(tmp_path):
+    path = _write(tmp_path, "c.jsonl", [{"supported": 40 + i, "not_supported": i % 5} for i in range(30)])
+    base = ["factuality", "f1k", "--input", path, "--max-claims", "64"]
+    plain = run_cli(base)
+    assert len(plain.out.splitlines()) == 30
+    r = run_cli(base + ["--gate", "f1_mean>=0.99"])
+    assert r.code == 1 and "f1_mean>=0.99 failed" in r.err
+    lines = r.out.splitlines()
+    assert len(lines) == 31 and "\n".join(lines[:30]) + "\n" == plain.out
+    last = json.loads(lines[-1])
+    report = json.loads(run_cli(base + ["--format", "json"]).out)
+    assert last["pass"] is False
+    assert last["gates"] == [
+        {
+            "gate": "f1_mean>=0.99",
+            "name": "f1_mean",
+            "op": ">=",
+            "threshold": 0.99,
+            "value": report["result"]["f1_mean"],
+            "passed": False,
+        }
+    ]
+    r = run_cli(["factuality", "correlate", "--input", os.path.join(GOLD, "pairs.jsonl"), "--gate", "n_errors==0"])
+    assert r.code == 0 and json.loads(r.out.splitlines()[-1]) == {
+        "gates": [
+            {"gate": "n_errors==0", "name": "n_errors", "op": "==", "threshold": 0.0, "value": 0, "passed": True}
+        ],
+        "pass": True,
+    }
+
+
+def test_f1k_output_file_and_report_in_one_run(tmp_path):
+    counts = os.path.join(GOLD, "counts.jsonl")
+    lines, rep = tmp_path / "l.jsonl", tmp_path / "r.json"
+    r = run_cli(
+        [
+            "factuality",
+            "f1k",
+            "--input",
+            counts,
+            "--max-claims",
+            "64",
+            "--output",
+            str(lines),
+            "--output",
+            f"json:{rep}",
+        ]
+    )
+    assert r.code == 0 and r.out == ""
+    with open(os.path.join(GOLD, "expected_f1k.jsonl"), encoding="utf-8") as fh:
+        assert lines.read_text(encoding="utf-8") == fh.read()
+    result = json.loads(rep.read_text(encoding="utf-8"))["result"]
+    assert "lines" not in result and result["n_lines"] == len(lines.read_text().splitlines())
+
+
+def test_f1k_state_holds_no_lines():
+    from rageval_min import factuality as F
+
+    acc = F.F1kAccumulator(max_claims=64)
+    for i in range(1000):
+        acc.add(F.f1k_item({"id": f"r{i}", "supported": i % 70, "not_supported": 3}, line=i + 1, max_claims=64))
+    data = acc.to_state()["data"]
+    assert set(data) == {"n_lines", "f1", "precision", "recall"}
+    assert all(isinstance(v, float) for v in data["f1"])
+
+
+# --- issue #14: bounded counts, finite numbers ---
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--bootstrap", "1000000000"],
+        ["--bootstrap", "-1"],
+        ["--confidence", "nan"],
+        ["--confidence", "inf"],
+        ["--confidence", "1"],
+        ["--seed", str(2**70)],
+        ["--max-claims", "nan"],
+        ["--max-claims", "inf"],
+    ],
+)
+def test_out_of_bounds_options_are_exit_2(extra):
+    r = run_cli(["factuality", "f1k", "--input", os.path.join(GOLD, "counts.jsonl")] + extra)
+    assert r.code == 2 and r.out == "", r.err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["factuality", "safe", "--input", FIXTURE, "--bootstrap", "1000000000"],
+        ["factuality", "safe", "--input", FIXTURE, "--confidence", "nan"],
+        ["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--bootstrap", "1000000000"],
+        ["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--gamma", "10000000000"],
+        ["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--gamma", "-1"],
+    ],
+)
+def test_out_of_bounds_options_every_command(argv):
+    r = run_cli(argv)
+    assert r.code == 2 and r.out == "", r.err
+
+
+def test_library_bootstrap_bounds():
+    from rageval_min import factuality as F
+    from rageval_min.errors import ScoringError
+
+    counts = os.path.join(GOLD, "counts.jsonl")
+    for kw in ({"bootstrap": 10**9}, {"confidence": float("nan")}, {"bootstrap": True}, {"seed": 1.5}):
+        with pytest.raises(ScoringError):
+            F.f1k_file(counts, **kw)
+
+
+# --- issue #18 (4): run_eval sides as the reference ---
+
+
+def test_safe_sides_as_the_reference(tmp_path):
+    with open(FIXTURE, encoding="utf-8") as fh:
+        data = json.load(fh)
+    # the flags and the side names do not matter to print_results
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--no-eval-side2"])
+    assert r.code == 0 and r.out == _expected_text(64) and "ignored" in r.err or r.out == _expected_text(64)
+    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--no-eval-side2", "--format", "json"])
+    out = json.loads(r.out)
+    assert out["result"]["rated_sides"] == ["side2"] and any("--no-eval-side2 ignored" in d for d in out["diagnostics"])
+    r = run_cli(
+        [
+            "factuality",
+            "safe",
+            "--input",
+            FIXTURE,
+            "--max-claim",
+            "64",
+            "--no-eval-side2",
+            "--variant",
+            "sides_by_flags",
+        ]
+    )
+    assert '"side2_avg_f1_64"' not in r.out
+    # prompt 0 failed: the side is left untouched (the output is the input, re-serialised)
+    data["per_prompt_data"].insert(0, data["per_prompt_data"].pop())
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(data), encoding="utf-8")
+    r = run_cli(["factuality", "safe", "--input", str(moved), "--max-claim", "64"])
+    assert r.code == 0 and r.out == json.dumps(data)
+    r = run_cli(["factuality", "safe", "--input", str(moved), "--max-claim", "64", "--variant", "sides_by_flags"])
+    assert r.code == 0 and '"f1_64"' in r.out and "side2_avg" not in r.out
