@@ -412,3 +412,25 @@ def test_numpy_mean_std_cross_checked_when_available():
         assert pw.np_std(ints) == float(np.std(np.array(ints, dtype=np.int64)))
         assert pw.np_mean(floats) == float(np.mean(np.array(floats)))
         assert pw.np_std(floats) == float(np.std(np.array(floats)))
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_score_file_items_merge_exactly_on_the_shipped_runs(name):
+    from rageval_min._contract import accumulator_from_state
+    from rageval_min._report import render_json
+
+    record, expected, _ = RUNS[name]
+    with open(expected, encoding="utf-8") as fh:
+        refm = json.load(fh)["refm"]
+    items = []
+    report = pw.score_file(record, nopt=2, refm=refm, extras=list(pw.EXTRAS), on_item=items.append)
+    assert report.result == pw.score([r for _, r in pw.read_table(record)], nopt=2, refm=refm, extras=pw.EXTRAS).result
+    params = dict(nopt=2, refm=refm, judge_column=report.result["judge_column"], extras=list(pw.EXTRAS))
+    merged = None
+    for start in range(0, len(items), 17):
+        acc = pw.PairwiseAccumulator(**params)
+        for it in items[start : start + 17]:
+            acc.add(it)
+        part = accumulator_from_state(json.loads(json.dumps(acc.to_state())))
+        merged = part if merged is None else merged.merge(part)
+    assert render_json(merged.finalize(), ()) == render_json(report, ())
