@@ -66,7 +66,7 @@ def child(input_path: str, output_path: str, use_tracemalloc: bool) -> None:
     import resource
 
     sys.path.insert(0, ROOT)
-    from rageval_min._cmd_mtrag import algorithmic_file
+    from rageval_min.mtrag import algorithmic_file
 
     if use_tracemalloc:
         import tracemalloc

@@ -1,4 +1,8 @@
-"""The LLM-judged MT-RAG metrics behind ``mtrag judge`` (library code; spec ``mtrag.md`` 8, 9, 11, 12, 13).
+"""The LLM-judged MT-RAG metrics behind ``mtrag judge`` (library code).
+
+Reference: ``IBM/mt-rag-benchmark@cc5b1d4:scripts/evaluation/judge_wrapper.py`` and
+``...:scripts/evaluation/judge_utils.py`` (structure, call settings and parsers; the prompt
+wording here is the project's own).
 
 Steps (``--steps``, default ``idk,rb_llm,rl_f``; ``underspecified`` on request):
 

@@ -1,8 +1,10 @@
 """MT-RAG generation metrics (IBM ``mt-rag-benchmark``, ``scripts/evaluation``).
 
-Reference: ``IBM/mt-rag-benchmark@cc5b1d4`` (``run_algorithmic.py``, ``judge_wrapper.py``,
-``judge_utils.py``); spec ``specs/mtrag.md``.  Everything here is a pure function of its
-arguments; the CLI (``rageval-min mtrag ...``) lives in ``_cmd_mtrag.py``.
+Reference: ``IBM/mt-rag-benchmark@cc5b1d4:scripts/evaluation/run_algorithmic.py`` (the
+algorithmic metrics and RB_agg), ``...:scripts/evaluation/judge_wrapper.py`` (the judges'
+parsers, the column-wise pandas pipeline and IDK conditioning), ``...:judge_utils.py`` and
+``...:run_generation_eval.py`` (the pipeline order).  The library code is here (and the
+judge prompts in ``_judge_mtrag.py``); the CLI (``rageval-min mtrag ...``) is ``_cmd_mtrag.py``.
 
 Canonical metric names (identical in the API, the CLI and the output records)::
 
@@ -13,12 +15,31 @@ Canonical metric names (identical in the API, the CLI and the output records)::
 
 Every output value is a list: one entry per target for ``Recall``, ``RougeL_stemFalse``,
 ``BertscoreP``, ``BertscoreR`` and ``Length``; one per passage for ``BertKPrec`` and
-``Extractiveness_RougeL`` (key absent when there are no passages); ``[x]`` for the rest.
+``Extractiveness_RougeL``; ``[x]`` for the rest.  The reference creates a metric's list inside
+its loop over targets (passages), so with ``targets == []`` no per-target key and no ``RB_agg``
+is written, and with no passages no per-passage key.
 
 Int-versus-float rules of the reference are kept, because they reach the JSON output:
-``Recall`` is int ``0`` when nothing overlaps, ``RougeL_stemFalse`` int ``0`` when a side
-has no tokens, ``Extractiveness_RougeL`` int ``1`` on the containment shortcut, ``RB_agg``
-int ``0`` under the zero guard, ``Length`` always int.
+
+* per value, in the algorithmic step (plain ``json.dump`` of Python values): ``Recall`` is
+  int ``0`` when nothing overlaps, ``RougeL_stemFalse`` int ``0`` when a side has no tokens,
+  ``Extractiveness_RougeL`` int ``1`` on the containment shortcut, ``RB_agg`` int ``0`` under
+  the zero guard, ``Length`` always int;
+* per **column**, for ``idk_eval``, ``underspecified_eval`` and the conditioned metrics: the
+  reference builds each as a pandas column before writing the file, so one float (0.5) or
+  missing value anywhere in the file turns every ``1``/``0`` of that metric into
+  ``1.0``/``0.0``; only an all-integer column keeps integers, and a column holding a string
+  (``"unknown"``) keeps each value's own type (:class:`ColumnTypes`).  ``condition_file``
+  streams: it reads the input twice, the first pass filling the small, mergeable type
+  summary (and validating every record, so a bad input writes nothing), the second writing;
+  no record is held in memory.  ``mtrag judge`` holds its records anyway (the judge calls
+  are batched) and types its columns from them.
+
+The scoring commands follow the family contract (``docs/adding-a-family.md``): per command an
+item scorer (``algorithmic_item``, ``condition_item``, ``judge_item``; ``summarize`` rows come
+from ``summarize_files``), a registered accumulator with exact merges (means are exactly
+rounded sums, :class:`ExactMean`, so any partition gives the same bytes) and a file-level
+function with an ``on_item`` callback.
 
 Variants (opt-in, named in the signature): ``rb_agg_unguarded``, ``paper_idk``,
 ``answerability_alias``, ``unicode_tokens``.

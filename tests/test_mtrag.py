@@ -554,3 +554,152 @@ def test_score_record_bad_stale_metrics(metrics, field):
     with pytest.raises(ScoringError) as err:
         mtrag.score_record(_task(metrics=metrics))
     assert "c1::1" in str(err.value) and field in str(err.value)
+
+
+# ---------------------------------------------------------------------------
+# Issue #18.2: int versus float is decided by the column (the file), not the record
+# ---------------------------------------------------------------------------
+
+
+def test_column_types_rules():
+    t = mtrag.ColumnTypes()
+    for v in (1, 0, 1):
+        t.add("ints", v)
+    for v in (1, 0.5):
+        t.add("half", v)
+    for v in (1, None):
+        t.add("missing", v)
+    for v in (1, float("nan")):
+        t.add("nan", v)
+    for v in (1, 0.5, "unknown", None):
+        t.add("object", v)
+    for v in (True, 1):
+        t.add("bools", v)
+    assert [t.dtype(c) for c in ("ints", "half", "missing", "nan", "object", "bools", "never")] == [
+        "int",
+        "float",
+        "float",
+        "float",
+        "object",
+        "object",
+        "int",
+    ]
+    assert _same(t.cast("ints", 1), 1) and _same(t.cast("half", 1), 1.0) and _same(t.cast("missing", 0), 0.0)
+    assert _same(t.cast("object", 1), 1) and t.cast("half", None) is None and t.cast("bools", True) is True
+    # the summary merges exactly (a union of flags) and survives JSON
+    a, b = mtrag.ColumnTypes(), mtrag.ColumnTypes()
+    a.add("c", 1)
+    b.add("c", 0.5)
+    a.merge(mtrag.ColumnTypes.from_data(json.loads(json.dumps(b.data()))))
+    assert a.dtype("c") == "float"
+
+
+def _write_jsonl(path, records):
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r) + "\n")
+    return str(path)
+
+
+def _cond(task_id, a, idk, **metrics):
+    m = dict(metrics)
+    m["idk_eval"] = [idk]
+    return {"task_id": task_id, "answerability": [a], "metrics": m}
+
+
+def test_condition_column_typing_needs_the_whole_file(tmp_path):
+    # RB_agg_idk: 1, 0 -> all ints: stays integer; RB_llm_idk: 1, 0 and a float in the LAST record ->
+    # every value of the column is a float, the first record's included; RL_F_idk: 1 and a null -> floats
+    records = [
+        _cond("a", "UNANSWERABLE", 1, RB_agg=[0.25], RB_llm=[0.5], RL_F=[0.5]),
+        _cond("b", "PARTIAL", 1, RB_agg=[0.25], RB_llm=[0.5], RL_F=[0.5]),
+        _cond("c", "ANSWERABLE", 0, RB_agg=[0], RB_llm=[0.7], RL_F=[None]),
+        _cond("d", "ANSWERABLE", 0, RB_agg=[0], RB_llm=[0.2]),
+    ]
+    src = _write_jsonl(tmp_path / "in.jsonl", records)
+    out = str(tmp_path / "out.jsonl")
+    rows = []
+    report = mtrag.condition_file(src, out, on_item=rows.append)
+    text = open(out, encoding="utf-8").read().splitlines()
+    assert '"RB_agg_idk_underspecified":[1]' in text[0] and '"RB_agg_idk_underspecified":[0]' in text[1]
+    assert '"RB_llm_idk_underspecified":[1.0]' in text[0] and '"RB_llm_idk_underspecified":[0.0]' in text[1]
+    assert '"RL_F_idk_underspecified":[1.0]' in text[0] and '"RL_F_idk_underspecified":[0.0]' in text[1]
+    assert '"RL_F_idk_underspecified":[null]' in text[2]
+    assert '"RL_F_idk_underspecified"' not in text[3]  # RL_F missing: not conditioned (diagnostic)
+    assert any("metric RL_F missing" in d for d in report.diagnostics)
+    # the item rows are the per-record values (before the file's column typing)
+    assert [r["RB_llm_idk_underspecified"] for r in rows] == [1, 0, 0.7, 0.2]
+    assert _same(rows[0]["RB_llm_idk_underspecified"], 1)
+    assert rows[2]["RL_F_idk_underspecified"] is None and rows[2]["non_numeric"] == ["RL_F_idk_underspecified"]
+    assert rows[3]["RL_F_idk_underspecified"] is None and rows[3]["non_numeric"] == []
+    assert report.result["counts"] == {
+        "RL_F_idk_underspecified": 2,
+        "RB_llm_idk_underspecified": 4,
+        "RB_agg_idk_underspecified": 4,
+    }
+    # a string anywhere makes an object column: each value keeps its own type
+    records[3]["metrics"]["RB_agg"] = ["n/a"]
+    _write_jsonl(tmp_path / "in.jsonl", records)
+    mtrag.condition_file(src, out)
+    text = open(out, encoding="utf-8").read().splitlines()
+    assert '"RB_agg_idk_underspecified":[1]' in text[0] and '"RB_agg_idk_underspecified":["n\\/a"]' in text[3]
+    # --full-precision (digits=None): plain json.dumps, each value with its own type
+    mtrag.condition_file(src, out, digits=None)
+    first = json.loads(open(out, encoding="utf-8").readline())
+    assert _same(first["metrics"]["RB_llm_idk_underspecified"][0], 1)
+
+
+def test_condition_bad_record_writes_nothing(tmp_path):
+    src = _write_jsonl(tmp_path / "in.jsonl", [_cond("a", "ANSWERABLE", 0, RB_agg=[0.5]), {"task_id": "b"}])
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(ScoringError) as err:
+        mtrag.condition_file(src, str(out))
+    assert "task_id=b" in str(err.value) and not out.exists()
+
+
+def test_exact_mean_merges_exactly():
+    import random
+
+    rng = random.Random(7)
+    values = [rng.uniform(-1, 1) * 10 ** rng.randint(-8, 8) for _ in range(500)]
+    whole = mtrag.ExactMean()
+    for v in values:
+        whole.add(v)
+    for cut in (1, 17, 250, 499):
+        a, b = mtrag.ExactMean(), mtrag.ExactMean()
+        for v in values[:cut]:
+            a.add(v)
+        for v in values[cut:]:
+            b.add(v)
+        a.merge(mtrag.ExactMean.from_data(json.loads(json.dumps(b.data()))))
+        assert a.mean == whole.mean == math.fsum(values) / len(values)
+
+
+def test_judge_steps_run_in_pipeline_order():
+    from rageval_min import _judge_mtrag as jm
+    from rageval_min.judges import FunctionJudge, JudgeRunner
+
+    asked = []
+
+    def answer(prompt):
+        if "ambiguous or underspecified" in prompt:
+            asked.append("underspecified")
+            return '{"decision": "Yes"}'
+        if prompt.rstrip().endswith("[Output]"):
+            asked.append("idk")
+            return "no"
+        asked.append("rb_llm")
+        return "Rating: [[7]]"
+
+    rec = {
+        "task_id": "t",
+        "input": [{"speaker": "user", "text": "q?"}],
+        "predictions": [{"text": "an answer"}],
+        "targets": [{"text": "the answer"}],
+        "contexts": [],
+    }
+    runner = JudgeRunner(FunctionJudge(answer, identity="f"))
+    jm.judge_records([rec], runner, steps=["rb_llm", "idk", "underspecified"])
+    assert asked == ["underspecified", "idk", "rb_llm"]
+    assert list(rec["metrics"]) == ["underspecified_eval", "idk_eval", "RB_llm"]
+    assert rec["metrics"]["underspecified_eval"] == [1]  # "Yes" lower-cased
