@@ -14,7 +14,6 @@ error unless ``bom_tolerant=True`` (the references open files as plain
 ``utf-8``, where ``json.loads`` rejects a BOM).
 """
 
-import csv
 import io
 import json
 import math
@@ -371,6 +370,8 @@ def _iter_json_array(path: str, *, bom_tolerant: bool) -> Iterator[Tuple[int, An
 def _iter_delimited(path: str, delimiter: str, *, bom_tolerant: bool) -> Iterator[Tuple[int, Any]]:
     kind = "TSV" if delimiter == "\t" else "CSV"
     # Long free-text cells (model answers) exceed csv's default 128 KiB field limit.
+    import csv  # only for tabular inputs: it is slow to import
+
     if csv.field_size_limit() < 2**30:
         csv.field_size_limit(2**30)
     with _open_binary(path) as fh:

@@ -24,7 +24,6 @@ import contextvars
 import importlib
 import os
 import sys
-import traceback
 from types import ModuleType
 from typing import Any, List, NoReturn, Optional, Sequence, TextIO
 
@@ -93,6 +92,19 @@ class _Parser(argparse.ArgumentParser):
         raise ScoringError(f"{command + ': ' if command else ''}{message} (see --help)")
 
 
+#: One line per command for the top-level --help, so that listing them imports no family.
+_SUMMARIES = {
+    "grounding": "answered precision, citation hit rate, under/over-refusal, recall@k (WFGY score_eval)",
+    "rgb": "RGB: answer labels, the four robustness abilities, seeded document mixing, judged rates",
+    "pairwise": "DevBench SubEval pairwise LLM-judge win rates (both orders, consistency)",
+    "factuality": "SAFE / LongFact F1@K, FActScore, VeriScore, correlation with human labels",
+    "rouge": "ROUGE exactly as Google's rouge-score computes it",
+    "mtrag": "MT-RAG generation metrics: Recall, ROUGE-L, extractiveness, RB_agg, IDK conditioning",
+    "judge": "ask an LLM judge (OpenAI-compatible server, openai:, cmd:, replay:) with cache and retries",
+    "compare": "is the candidate worse than the baseline? paired per-item statistics as CI gates",
+}
+
+
 def _command_modules(only: Optional[str] = None) -> List[ModuleType]:
     names = [only] if only in _COMMANDS else list(_COMMANDS)
     return [importlib.import_module(f"._cmd_{name}", __package__) for name in names]
@@ -154,8 +166,12 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run every family on the bundled gold samples")
     demo.add_argument("--samples", metavar="DIR", help="the gold_samples folder (default: the checkout's)")
     demo.set_defaults(func=_run_demo)
-    for mod in _command_modules(None if command == "demo" else command):
-        mod.register(sub)
+    if command in _COMMANDS:
+        for mod in _command_modules(command):
+            mod.register(sub)
+    else:  # no command, --help or a typo: list the commands without importing them
+        for name in _COMMANDS:
+            sub.add_parser(name, help=_SUMMARIES[name], add_help=False)
     return parser
 
 
@@ -192,6 +208,8 @@ def main(
         return EXIT_OK
     except Exception as exc:  # a bug in rageval-min: one line, distinct code
         if os.environ.get("RAGEVAL_MIN_TRACEBACK"):
+            import traceback
+
             traceback.print_exc(file=io.stderr)
         io.stderr.write(
             f"rageval-min: internal error: {type(exc).__name__}: {exc} "

@@ -295,3 +295,32 @@ def test_errors_have_one_prefix():
     assert r.code == 2 and r.err.count("rageval-min") == 1 and r.err.startswith("rageval-min: error: ")
     r = run_cli(["grounding", "--bogus"])
     assert r.code == 2 and r.err.count("rageval-min") == 1, r.err
+
+
+@pytest.mark.parametrize(
+    "argv,allowed",
+    [
+        (["--help"], set()),
+        (SAMPLE, {"grounding", "_cmd_grounding"}),
+    ],
+)
+def test_a_command_imports_only_its_own_family(argv, allowed):
+    """Start-up cost: the heavy stdlib modules and the other families are not imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys\n"
+        "from rageval_min.cli import main\n"
+        f"main({argv!r}, stdout=io.StringIO(), stderr=io.StringIO())\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT)
+    )
+    mods = set(proc.stdout.split())
+    families = {"grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judges", "compare"}
+    loaded = {m.split(".", 1)[1] for m in mods if m.startswith("rageval_min.")}
+    assert loaded & (families | {f"_cmd_{f}" for f in families}) == allowed
+    for heavy in ("urllib.request", "http.client", "ssl", "email", "xml.sax", "tempfile", "csv"):
+        assert heavy not in mods, heavy
