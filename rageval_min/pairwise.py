@@ -585,8 +585,9 @@ ITEM_FIELDS = (
     "task",
     "metric",
     "choice",
+    "parsed",
     "exact_match",
-    "failed",
+    "api_failed",
     "unparseable",
     "judge_missing",
     "win",
@@ -728,9 +729,10 @@ def _item(
     item["task"] = _cell_str(record.get("task"))
     item["metric"] = _metric_of(parts[0])
     item["choice"] = choice
+    item["parsed"] = None if em else int(choice is not None)
     item["exact_match"] = int(em)
-    item["failed"] = int(failed)
-    item["unparseable"] = int(not em and choice is None and not failed)
+    item["api_failed"] = int(failed)
+    item["unparseable"] = None if em or failed else int(choice is None)
     item["judge_missing"] = int(judge_missing)
     item["win"] = outcome["win"]
     item["tie"] = outcome["tie"]
@@ -754,13 +756,17 @@ def score_item(
     Keys (:data:`ITEM_FIELDS`): ``cmp_index``; ``model`` (the candidate, see
     :func:`candidate_outcomes`), ``A``, ``B``, ``task``, ``metric`` (text after
     the last ``-`` of the index); ``choice`` (the extracted letter or
-    ``None``); 0/1 ``exact_match`` (the EM marker: never judged), ``failed``
-    (the API fail message), ``unparseable`` (judged but no choice could be
-    read), ``judge_missing`` (an empty or NA judge text); the candidate's 0/1
+    ``None``); ``parsed`` (1 when a choice was read; ``None`` for an EM row:
+    its mean is ``extraction_rate``); 0/1 ``exact_match`` (the EM marker:
+    never judged) and ``api_failed`` (the API fail message); ``unparseable``
+    (1 when the judge answered but no choice could be read; ``None`` for EM
+    and failed rows: its mean is ``unparseable_share``); 0/1
+    ``judge_missing`` (an empty or NA judge text); the candidate's 0/1
     ``win``/``tie``/``loss`` for this one verdict (``None`` without a
     choice); ``length_a``/``length_b``, the answer lengths (``len`` or
     ``length``).  Swap consistency needs the partner row: it is decided by
-    the accumulator.
+    the accumulator.  Item names differ from the count metrics (``failed``,
+    ``extracted``), so a count is never read as a rate.
 
     >>> row = score_item({"cmp_index": "p1-general;ref;m1", "A": "ref", "B": "m1", "answer1": "ab",
     ...                   "answer2": "abc", "task": "api-general", "judge": "Choice: B"},
@@ -793,7 +799,7 @@ def _row_of(pos: int, item: Mapping[str, Any]) -> _Row:
         item["length_a"],
         item["length_b"],
         bool(item["exact_match"]),
-        bool(item["failed"]),
+        bool(item["api_failed"]),
         bool(item["judge_missing"]),
         item["choice"],
     )
@@ -1382,7 +1388,7 @@ _STATE_FIELDS = (
     "task",
     "choice",
     "exact_match",
-    "failed",
+    "api_failed",
     "judge_missing",
     "length_a",
     "length_b",
@@ -1411,11 +1417,14 @@ class PairwiseAccumulator(Accumulator):
 
     FAMILY = "pairwise"
     COMMAND = "score"
+    #: --intervals: the rates that are count ratios of item fields (None: the rows where the field is not null)
+    RATES = {"extraction_rate": ("parsed", None), "unparseable_share": ("unparseable", None)}
     DIRECTIONS = {
         "win": "higher",
         "loss": "lower",
+        "parsed": "higher",
         "unparseable": "lower",
-        "failed": "lower",
+        "api_failed": "lower",
         "judge_missing": "lower",
     }
 

@@ -323,7 +323,7 @@ def test_refm_and_judge_column_inference_and_errors():
 
 # --------------------------------------------------------------------------- item rows and named steps
 
-BINARY = ("exact_match", "failed", "unparseable", "judge_missing")
+BINARY = ("exact_match", "api_failed", "judge_missing")
 
 
 def test_score_item_rows_are_flat_with_0_1_ints():
@@ -331,22 +331,32 @@ def test_score_item_rows_are_flat_with_0_1_ints():
     assert all(list(r) == list(pw.ITEM_FIELDS) for r in rows)
     for r in rows:
         assert all(type(r[k]) is int and r[k] in (0, 1) for k in BINARY)
-        assert all(r[k] is None or (type(r[k]) is int and r[k] in (0, 1)) for k in ("win", "tie", "loss"))
-    got = [(r["choice"], r["win"], r["tie"], r["loss"], r["failed"], r["unparseable"], r["exact_match"]) for r in rows]
-    assert got == [
-        ("C", 0, 1, 0, 0, 0, 0),
-        ("C", 0, 1, 0, 0, 0, 0),
-        ("D", 0, 1, 0, 0, 0, 0),
-        ("D", 0, 1, 0, 0, 0, 0),
-        ("A", 0, 0, 1, 0, 0, 0),  # R;X, A: refm wins
-        ("A", 1, 0, 0, 0, 0, 0),  # X;R, A: X wins
-        ("B", 1, 0, 0, 0, 0, 0),
-        (None, None, None, None, 1, 0, 0),  # API failure
-        (None, None, None, None, 0, 1, 0),  # "I pick A"
-        ("A", 1, 0, 0, 0, 0, 0),  # 选择：A
-        (None, None, None, None, 0, 0, 1),
-        (None, None, None, None, 0, 0, 1),
+        for k in ("win", "tie", "loss", "parsed", "unparseable"):
+            assert r[k] is None or (type(r[k]) is int and r[k] in (0, 1))
+    got = [
+        (r["choice"], r["win"], r["tie"], r["loss"], r["api_failed"], r["parsed"], r["unparseable"], r["exact_match"])
+        for r in rows
     ]
+    assert got == [
+        ("C", 0, 1, 0, 0, 1, 0, 0),
+        ("C", 0, 1, 0, 0, 1, 0, 0),
+        ("D", 0, 1, 0, 0, 1, 0, 0),
+        ("D", 0, 1, 0, 0, 1, 0, 0),
+        ("A", 0, 0, 1, 0, 1, 0, 0),  # R;X, A: refm wins
+        ("A", 1, 0, 0, 0, 1, 0, 0),  # X;R, A: X wins
+        ("B", 1, 0, 0, 0, 1, 0, 0),
+        (None, None, None, None, 1, 0, None, 0),  # API failure: not an unparseable answer
+        (None, None, None, None, 0, 0, 1, 0),  # "I pick A"
+        ("A", 1, 0, 0, 0, 1, 0, 0),  # 选择：A
+        (None, None, None, None, 0, None, None, 1),  # EM: never judged
+        (None, None, None, None, 0, None, None, 1),
+    ]
+    # the means of parsed and unparseable are the reported rates
+    res = pw.score(nopt4_records(), nopt=4, refm="R", extras=["unparseable_share"])
+    parsed = [r["parsed"] for r in rows if r["parsed"] is not None]
+    unparseable = [r["unparseable"] for r in rows if r["unparseable"] is not None]
+    assert sum(parsed) / len(parsed) == res.metrics["extraction_rate"]
+    assert sum(unparseable) / len(unparseable) == res.metrics["unparseable_share"]
     assert rows[0]["model"] == "X" and rows[0]["metric"] == "general" and rows[0]["task"] == "d-general"
     assert (rows[6]["length_a"], rows[6]["length_b"]) == (4, 6)
 

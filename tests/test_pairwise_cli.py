@@ -429,15 +429,15 @@ def test_score_per_item_rows_in_input_order(tmp_path):
     assert [row["cmp_index"] for row in rows] == [rec["cmp_index"] for rec in recs]
     assert all(list(row) == list(pw.ITEM_FIELDS) for row in rows)
     for row in rows:
-        for k in ("exact_match", "failed", "unparseable", "judge_missing"):
+        for k in ("exact_match", "api_failed", "judge_missing"):
             assert type(row[k]) is int and row[k] in (0, 1)
-        for k in ("win", "tie", "loss"):
+        for k in ("win", "tie", "loss", "parsed", "unparseable"):
             assert row[k] is None or (type(row[k]) is int and row[k] in (0, 1))
     counts = json.loads(r.out)["result"]["counts"]
     assert sum(row["exact_match"] for row in rows) == counts["total"] - counts["non_exact"] == 40
-    assert sum(row["failed"] for row in rows) == counts["failed"] == 1
+    assert sum(row["api_failed"] for row in rows) == counts["failed"] == 1
     assert sum(row["choice"] is not None for row in rows) == counts["extracted"]
-    assert sum(row["unparseable"] for row in rows) == 7
+    assert sum(row["unparseable"] or 0 for row in rows) == 7
     assert {row["model"] for row in rows} == {"m1", "m2", "m3", None}  # None: the ref-vs-ref EM rows
 
 
@@ -466,3 +466,18 @@ def test_prompts_output_may_not_overwrite_the_input(tmp_path):
     r = run_cli(["pairwise", "prompts", "--input", str(table), "--refm", "a", "--output", str(table)])
     assert r.code == 2 and "same file" in r.err
     assert table.read_text().startswith("{")
+
+
+def test_intervals_are_wilson_on_the_count_ratios_only():
+    argv = ["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--refm", "ref", "--extra", "unparseable_share"]
+    r = run_cli(argv + ["--intervals"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    iv = out["intervals"]
+    assert sorted(iv) == ["extraction_rate", "unparseable_share"]  # no count is read as a rate
+    assert (iv["extraction_rate"]["n"], iv["unparseable_share"]["n"]) == (104, 103)
+    values = {"extraction_rate": 96 / 104, "unparseable_share": 7 / 103}
+    assert values["extraction_rate"] == out["result"]["counts"]["extraction_rate"]
+    assert values["unparseable_share"] == out["result"]["unparseable_share"]["share"]
+    assert all(v["method"] == "wilson" and v["low"] < values[k] < v["high"] for k, v in iv.items())
+    assert out["result"] == json.loads(run_cli(argv).out)["result"]
