@@ -14,6 +14,7 @@ import random
 import sys
 import tempfile
 import time
+import tracemalloc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -45,8 +46,21 @@ def run(n: int, boot: int) -> None:
                 fh.write(json.dumps({"supported": ints[i], "not_supported": i % 7}) + "\n")
         out = io.StringIO()
         timed(
-            f"factuality f1k CLI, {n} lines, B=200",
+            f"factuality f1k CLI (JSONL: no bootstrap), {n} lines",
             lambda: main(["factuality", "f1k", "--input", path, "--bootstrap", "200"], stdout=out, stderr=out),
+        )
+        timed(
+            f"factuality f1k CLI (JSON report), {n} lines, B=200",
+            lambda: main(
+                ["factuality", "f1k", "--input", path, "--bootstrap", "200", "--format", "json"], stdout=out, stderr=out
+            ),
+        )
+        tracemalloc.start()
+        F.f1k_file(path, bootstrap=0, on_item=lambda row: None)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(
+            f"{'f1k_file peak memory, ' + str(n) + ' lines':45s} {peak / 2**20:8.1f} MiB (state: three float arrays, no lines)"
         )
 
 

@@ -1,11 +1,11 @@
-"""``factuality judge``: a search-free SAFE (spec ``factuality.md`` F, 26-32).
+"""``factuality judge``: a search-free SAFE (``google-deepmind/long-form-factuality@9d27158:eval/safe/*``).
 
 For every response: split it into sentences (a stdlib rule standing in for NLTK's
 ``sent_tokenize``), ask the judge for the atomic facts of each sentence (step 1),
 make each fact self-contained (step 2), decide whether it is relevant to the
 prompt (step 3), and rate each relevant fact as Supported / Not Supported against
-the record's own passages instead of Google results (step 4, the spec's
-search-free adapter, item 32).  The parse rules and their failure semantics are
+the record's own passages instead of Google results (step 4, a
+search-free adapter of the project).  The parse rules and their failure semantics are
 the reference's:
 
 * step 1: split the output on ``"- "`` and drop the first chunk, cut every item at

@@ -1,6 +1,6 @@
 """Long-form factuality: SAFE F1@K, FActScore, VeriScore and correlations.
 
-Reference implementations (see ``specs/factuality.md``):
+Reference implementations (user documentation: ``docs/factuality.md``):
 
 * SAFE / LongFact, ``google-deepmind/long-form-factuality@9d27158``:
   ``eval/metric_utils.py`` (F1@K, ``round_to_sigfigs``), the label counting of the
@@ -20,10 +20,10 @@ the input: 8 bytes per scored line for ``f1k``), and integer counts otherwise.
 
 numpy's float64 ``mean``/``std`` are emulated bit for bit (pairwise summation,
 see :func:`np_sum`), scipy's ``spearmanr`` bit for bit, ``pearsonr`` and both
-p-values within the spec's 1e-12 tolerance (Pearson: see :func:`pearson_tolerance`),
+p-values within a 1e-12 tolerance (Pearson: see :func:`pearson_tolerance`),
 using only the standard library.
 
-Reference quirks kept on purpose (all in the spec):
+Reference quirks kept on purpose:
 
 * ``calculate_metrics`` returns the **int** ``0`` when nothing is supported, and
   recall is the int ``1`` when S >= K (``min(1, S/K)`` keeps its first argument
@@ -32,7 +32,7 @@ Reference quirks kept on purpose (all in the spec):
 * the per-prompt key carries the *raw* ``--max_claim`` flag (``f1_-1`` means K=100);
 * ``run_eval`` summarises every side rated in ``per_prompt_data[0]``, whatever
   the ``--eval_side`` flags and side names say, and leaves a side that prompt 0
-  lacks untouched (spec section 12; variant ``sides_by_flags`` is the earlier
+  lacks untouched (``eval/run_eval.py``; variant ``sides_by_flags`` is the earlier
   flag-based choice);
 * means are over per-response F1 values, standard deviations are population ones.
 """
@@ -173,7 +173,7 @@ VARIANTS = (
     "sides_by_flags",
     "veriscore_py312_sum",
 )
-"""The opt-in variants of this family (names fixed by the spec, plus ``sides_by_flags``)."""
+"""The opt-in variants of this family (each changes numbers and is recorded in the signature)."""
 
 COMMAND_VARIANTS: Dict[str, Tuple[str, ...]] = {
     "f1k": (),
@@ -575,7 +575,7 @@ def run_eval_aggregate(
 ) -> SafeEvalResult:
     """Reproduce ``eval/run_eval.py``'s ``add_aggregation`` + ``print_results``.
 
-    Sides (spec section 12): ``print_results`` summarises every side whose
+    Sides (``eval/run_eval.py@9d27158``, run unmodified): ``print_results`` summarises every side whose
     ``side{n}_posthoc_eval_data`` is present in ``per_prompt_data[0]``; it looks
     at neither the ``--eval_side`` flags nor the side names (``none`` /
     ``placeholder``), and a side that prompt 0 lacks is left untouched (no
