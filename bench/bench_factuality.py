@@ -59,9 +59,8 @@ def run(n: int, boot: int) -> None:
         F.f1k_file(path, bootstrap=0, on_item=lambda row: None)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        print(
-            f"{'f1k_file peak memory, ' + str(n) + ' lines':45s} {peak / 2**20:8.1f} MiB (state: three float arrays, no lines)"
-        )
+        label = f"f1k_file peak memory, {n} lines"
+        print(f"{label:45s} {peak / 2**20:8.1f} MiB (state: three float arrays, no lines)")
 
 
 if __name__ == "__main__":
