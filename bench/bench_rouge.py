@@ -71,9 +71,9 @@ def load_unigrams() -> Tuple[List[str], List[int]]:
     return words, cum
 
 
-def make_pairs(n_pairs: int, length: int, seed: int) -> List[Pair]:
+def _pair_maker(rng: random.Random) -> Callable[[int], Pair]:
+    """A function ``length -> (reference, prediction)`` drawing from ``rng``."""
     words, cum = load_unigrams()
-    rng = random.Random(seed * 1000003 + length)
 
     def draw(k: int) -> List[str]:
         return rng.choices(words, cum_weights=cum, k=k)
@@ -94,8 +94,7 @@ def make_pairs(n_pairs: int, length: int, seed: int) -> List[Pair]:
                 out.append(",")
         return "".join(out)
 
-    pairs: List[Pair] = []
-    for _ in range(n_pairs):
+    def pair(length: int) -> Pair:
         ref = draw(length)
         pred: List[str] = []
         for w in ref:
@@ -106,8 +105,22 @@ def make_pairs(n_pairs: int, length: int, seed: int) -> List[Pair]:
                 pred.extend(draw(1))
             elif r < 0.9:
                 pred.extend(draw(2))
-        pairs.append((render(ref), render(pred)))
-    return pairs
+        return render(ref), render(pred)
+
+    return pair
+
+
+def make_pairs(n_pairs: int, length: int, seed: int) -> List[Pair]:
+    """``n_pairs`` pairs whose reference has ``length`` words."""
+    pair = _pair_maker(random.Random(seed * 1000003 + length))
+    return [pair(length) for _ in range(n_pairs)]
+
+
+def make_mixed_pairs(n_pairs: int, low: int, high: int, seed: int) -> List[Pair]:
+    """``n_pairs`` pairs whose reference length is drawn uniformly from ``low..high`` words."""
+    rng = random.Random(seed * 7919 + low * 31 + high)
+    pair = _pair_maker(rng)
+    return [pair(rng.randint(low, high)) for _ in range(n_pairs)]
 
 
 def best_times(
@@ -215,7 +228,8 @@ def run_table(
     ref_pairs: int = 20,
     ref_passes: int = 2,
     verdict: bool = False,
-) -> None:
+) -> Dict[str, List[float]]:
+    """Print one table; return ``{engine: [time / rouge-score-rs time, per length]}``."""
     scorers = competitors(types, stem)
     engines = [e for e in ENGINES if scorers.get(e) is not None]
     print(f"\n## {title}: types={','.join(types)} stem={stem}")
@@ -284,6 +298,125 @@ def run_table(
                 f"target ({SHORT[e]}): {'MET' if met else 'NOT MET'}: at least {min(vs_ref):.0f}x rouge-score "
                 f"(need {TARGET_REF:.0f}x), at most {max(vs_rs):.2f}x rouge-score-rs (need {TARGET_RS:.0f}x)"
             )
+    return {e: [t[e] / s for _, t, _, s, _ in rows if s] for e in engines}
+
+
+# ------------------------------------------------------------ issue 16: whole process
+
+ALL_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+TARGET16 = 2.0  # issue 16: <= 2x rouge-score-rs
+
+# The rouge-score-rs side of the whole-process comparison: what the CLI does without --summary
+# (read JSONL, score each record, write one rouge-score-shaped JSON line), with rouge-score-rs.
+RS_SCRIPT = """\
+import json, sys
+from rouge_score_rs import rouge_scorer
+score = rouge_scorer.RougeScorer(sys.argv[2].split(","), use_stemmer=False).score
+write = sys.stdout.write
+with open(sys.argv[1], encoding="utf-8") as fh:
+    for line in fh:
+        rec = json.loads(line)
+        s = score(rec["reference"], rec["prediction"])
+        row = {k: {"precision": v.precision, "recall": v.recall, "fmeasure": v.fmeasure} for k, v in s.items()}
+        write(json.dumps(row, ensure_ascii=False) + "\\n")
+"""
+
+
+def _timed(cmd: List[str], out_path: str) -> float:
+    with open(out_path, "wb") as out:
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=out, check=True, cwd=ROOT)
+        return time.perf_counter() - t0
+
+
+def run_whole_process(n_pairs: int, low: int, high: int, rounds: int, seed: int) -> Dict[str, List[float]]:
+    """Issue 16, first target: ``rageval-min rouge`` with all four types, whole process.
+
+    ``python -m rageval_min rouge --input PAIRS.jsonl --rouge-types rouge1,rouge2,rougeL,rougeLsum``
+    against :data:`RS_SCRIPT` (the same JSONL in, the same JSON lines out) with rouge-score-rs.
+    The runs are interleaved (the order alternates every round) and each round gives one ratio;
+    the median, min and max ratios are printed.  Returns ``{engine: [ratio per round]}``.
+    """
+    import json
+    import statistics
+    import tempfile
+
+    try:
+        import rouge_score_rs  # type: ignore  # noqa: F401
+    except ImportError:
+        print("\n## whole process: rouge-score-rs NOT INSTALLED, skipped")
+        return {}
+    pairs = make_mixed_pairs(n_pairs, low, high, seed)
+    ntok = sum(len(rouge.tokenize(t)) + len(rouge.tokenize(p)) for t, p in pairs) / (2 * len(pairs))
+    types = ",".join(ALL_TYPES)
+    engines = {"stdlib": []}  # type: Dict[str, List[str]]
+    if _rapidfuzz_lcs() is not None:
+        engines["rapidfuzz"] = ["--backend", "rapidfuzz"]
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "pairs.jsonl")
+        with open(data, "w", encoding="utf-8") as fh:
+            for i, (t, p) in enumerate(pairs):
+                fh.write(json.dumps({"id": i, "prediction": p, "reference": t}) + "\n")
+        script = os.path.join(tmp, "rs_score.py")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(RS_SCRIPT)
+        cmds = {"rs-rs": [sys.executable, script, data, types]}
+        for e, extra in engines.items():
+            cmds[e] = [sys.executable, "-m", "rageval_min", "rouge", "--input", data, "--rouge-types", types] + extra
+        outs = {name: os.path.join(tmp, name + ".out") for name in cmds}
+        times: Dict[str, List[float]] = {name: [] for name in cmds}
+        names = list(cmds)
+        for r in range(rounds):
+            for name in names if r % 2 == 0 else names[::-1]:
+                times[name].append(_timed(cmds[name], outs[name]))
+        with open(outs["rs-rs"], "rb") as fh:
+            want = fh.read()
+        same = {}
+        for e in engines:
+            with open(outs[e], "rb") as fh:
+                same[e] = fh.read() == want
+    print(
+        f"\n## rouge, all four types ({types}), whole process: {n_pairs} pairs of {low}-{high} words "
+        f"(mean {ntok:.0f} tokens), {rounds} interleaved rounds"
+    )
+    print(f"{'engine':>10} {'median s':>9} {'rs-rs s':>8} {'ratio median':>13} {'min':>6} {'max':>6}  output")
+    rs_med = statistics.median(times["rs-rs"])
+    ratios: Dict[str, List[float]] = {}
+    for e in engines:
+        rr = [a / b for a, b in zip(times[e], times["rs-rs"])]
+        ratios[e] = rr
+        print(
+            f"{e:>10} {statistics.median(times[e]):9.3f} {rs_med:8.3f} {statistics.median(rr):12.2f}x "
+            f"{min(rr):5.2f}x {max(rr):5.2f}x  {'identical to rouge-score-rs' if same[e] else 'DIFFERENT'}"
+        )
+    return ratios
+
+
+def print_targets(whole: Dict[str, List[float]], rougeL: Dict[str, List[float]]) -> None:
+    """The issue-16 target table (MET / NOT MET), from ratios measured in this run."""
+    import statistics
+
+    print(f"\n## issue 16 speed targets (python {platform.python_version()}, {os.cpu_count()} cores)")
+    print(f"{'target':<62} {'measured':>22} {'need':>6}  verdict")
+    rows = []
+    if "stdlib" in whole:
+        rr = whole["stdlib"]
+        rows.append(
+            (
+                "rouge 1+2+L+Lsum, whole process, 1000 pairs, vs rs-rs",
+                statistics.median(rr),
+                f"{statistics.median(rr):.2f}x ({min(rr):.2f}-{max(rr):.2f})",
+            )
+        )
+    if "rageval_min+rapidfuzz" in rougeL:
+        rr = rougeL["rageval_min+rapidfuzz"]
+        rows.append(
+            ("rougeL --backend rapidfuzz, in process, 100-300 words, vs rs-rs", max(rr), f"at most {max(rr):.2f}x")
+        )
+    if not rows:
+        print("cannot tell (rouge-score-rs missing)")
+    for name, value, text in rows:
+        print(f"{name:<62} {text:>22} {TARGET16:5.0f}x  {'MET' if value <= TARGET16 else 'NOT MET'}")
 
 
 IC_ENGINES = ("rageval_min", "rageval_min+rapidfuzz", "rouge-score-rs", "rouge-score")
@@ -385,6 +518,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     ap.add_argument("--ic-pairs", type=int, default=20, help="pairs per length for --instructions")
     ap.add_argument("--ic-worker", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--all-types",
+        action="store_true",
+        help="issue 16: rouge with rouge1,rouge2,rougeL,rougeLsum, whole process, against rouge-score-rs",
+    )
+    ap.add_argument(
+        "--targets", action="store_true", help="issue 16: both speed targets (whole process and rapidfuzz rougeL)"
+    )
+    ap.add_argument("--pairs", type=int, default=1000, help="pairs for --all-types (default 1000)")
+    ap.add_argument("--rounds", type=int, default=0, help="interleaved rounds for --all-types (default 7, quick 3)")
     args = ap.parse_args(argv)
     if args.ic_worker:
         engine, spec, counted, n, seed = args.ic_worker
@@ -403,12 +546,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("# " + ", ".join(versions))
     if args.instructions:
         return run_instructions([100, 200, 300], args.ic_pairs, args.seed)
+    rounds = args.rounds or (3 if args.quick else 7)
+    if args.all_types:
+        print_targets(run_whole_process(args.pairs, 150, 300, rounds, args.seed), {})
+        return 0
     print(
         f"# {n_pairs} pairs per length, best of {passes} passes; rouge-score on the first 40 pairs, best of 5"
         " (first 20, best of 2, in the other tables), ratios to it from the same pairs and passes"
         " (the faster scorers go over those pairs 10 times per pass)"
     )
-    run_table(
+    rougeL = run_table(
         "rougeL (speed target)",
         ["rougeL"],
         False,
@@ -422,6 +569,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         verdict=True,
     )
     if args.target_only:
+        return 0
+    if args.targets:
+        print_targets(run_whole_process(args.pairs, 150, 300, rounds, args.seed), rougeL)
         return 0
     lengths = [100, 200, 400, 800] if args.quick else [100, 200, 400, 800, 1600, 3200]
     run_table("rougeL growth", ["rougeL"], False, lengths, n_pairs // 2, passes, 800, args.seed)
@@ -437,6 +587,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             10**9,
             args.seed,
         )
+    print_targets(run_whole_process(args.pairs, 150, 300, rounds, args.seed), rougeL)
     return 0
 
 
