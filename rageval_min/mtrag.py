@@ -59,6 +59,7 @@ from contextlib import contextmanager
 from typing import (
     Any,
     Callable,
+    ClassVar,
     Dict,
     Iterable,
     Iterator,
@@ -1744,7 +1745,7 @@ class SummarizeAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "summarize"
-    DIRECTIONS: Dict[str, str] = {}
+    DIRECTIONS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, *, metrics: Sequence[str] = (), variants: Sequence[str] = ()) -> None:
         super().__init__(metrics=list(metrics), variants=list(check_variants(variants)))
