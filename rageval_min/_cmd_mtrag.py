@@ -384,7 +384,7 @@ def format_summary_text(report: Report, outcomes: Sequence[Any] = ()) -> str:
 
 
 def run_summarize(args: argparse.Namespace, io: CliIO) -> int:
-    prepare(args, inputs=list(args.input))
+    gates = prepare(args, inputs=list(args.input))
     with item_sink(args.per_item) as on_item:
         report = mtrag.summarize_files(
             args.input,
@@ -394,4 +394,5 @@ def run_summarize(args: argparse.Namespace, io: CliIO) -> int:
             variants=selected_variants(args),
             on_item=on_item,
         )
+        check_gate_names(gates, report.metrics)  # the names depend on the data: checked before --per-item is kept
     return emit_report(report, args, io, formatters={"text": format_summary_text})

@@ -360,6 +360,14 @@ def test_condition_leaves_nothing_on_bad_input(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
 
 
+def test_summarize_unknown_gate_leaves_no_per_item_file(tmp_path):
+    items = tmp_path / "items.jsonl"
+    conditioned = os.path.join(GOLD, "expected_conditioned.jsonl")
+    r = run_cli(["mtrag", "summarize", "--input", conditioned, "--per-item", str(items), "--gate", "nope>1"])
+    assert r.code == 2 and "unknown metric" in r.err
+    assert os.listdir(tmp_path) == []
+
+
 def test_algorithmic_unknown_gate_leaves_no_records(tmp_path):
     out = tmp_path / "o.jsonl"
     r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--gate", "RB_agg>0.1"])
