@@ -344,40 +344,53 @@ def _env_secrets(api_key_env: Optional[str] = None) -> List[str]:
 
 
 class _Watchdog:
-    """Ends a call at its deadline: shuts the socket down so that a blocked read returns at once."""
+    """Ends a call at its deadline: shuts its TCP connection down, so that any blocked step returns at once.
+
+    It holds a duplicate of the connection's socket (its own descriptor, the
+    same connection), taken as soon as the TCP connection exists, so a TLS
+    handshake, a request being sent, headers or a body trickling in are all
+    cut off at the deadline.
+    """
 
     def __init__(self, seconds: float) -> None:
         self.fired = False
         self._sock: Optional[socket.socket] = None
+        self._done = False
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self.fire)
         self._timer.daemon = True
         self._timer.start()
 
-    def attach(self, sock: Optional[socket.socket]) -> None:
+    def create_connection(self, *args: Any, **kwargs: Any) -> socket.socket:
+        """``socket.create_connection`` that keeps a duplicate for :meth:`fire` (an HTTPConnection hook)."""
+        sock = socket.create_connection(*args, **kwargs)
         with self._lock:
-            self._sock = sock
-            fired = self.fired
-        if fired:
-            self._shutdown(sock)
+            if not self._done:
+                self._sock = sock.dup()
+            if self.fired:
+                self._shutdown()
+        return sock
 
     def fire(self) -> None:
         with self._lock:
             self.fired = True
-            sock = self._sock
-        self._shutdown(sock)
+            self._shutdown()
 
-    @staticmethod
-    def _shutdown(sock: Optional[socket.socket]) -> None:
-        if sock is None:
+    def _shutdown(self) -> None:
+        if self._sock is None:
             return
-        try:  # the plain socket's shutdown, also for an SSL socket (whose own would drop its state)
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
     def cancel(self) -> None:
         self._timer.cancel()
+        with self._lock:
+            self._done = True
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
 
 
 class HttpJudge:
@@ -457,14 +470,18 @@ class HttpJudge:
     def _fail(self, msg: str, **kw: Any) -> JudgeError:
         return JudgeError(redact(msg, self._secrets()), **kw)
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, watchdog: _Watchdog) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection
         if self._https:
             import ssl
 
-            return http.client.HTTPSConnection(
+            conn = http.client.HTTPSConnection(
                 self._host, self._port, timeout=self.timeout, context=ssl.create_default_context()
             )
-        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        conn._create_connection = watchdog.create_connection  # type: ignore[attr-defined]
+        return conn
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
         messages, rest = chat_messages(prompt, params)
@@ -478,7 +495,7 @@ class HttpJudge:
         watchdog = _Watchdog(self.timeout)
         with self._live_lock:
             self._live.add(watchdog)
-        conn = self._connection()
+        conn = self._connection(watchdog)
         try:
             return self._exchange(conn, watchdog, data, headers)
         finally:
@@ -502,7 +519,6 @@ class HttpJudge:
             if watchdog.fired:
                 raise self._timed_out() from None
             raise self._fail(f"cannot reach {self.base_url}: {exc.strerror or exc}", retryable=True) from None
-        watchdog.attach(conn.sock)
         try:
             conn.request("POST", self._path, body=data, headers=headers)
             resp = conn.getresponse()
@@ -513,7 +529,7 @@ class HttpJudge:
                     f"HTTP {status} redirect from {self.base_url} to {where[:200]}: redirects are not followed "
                     "(the API key goes only to the --judge URL); point --judge at the final URL"
                 )
-            if status != 200:
+            if not 200 <= status <= 299:
                 try:
                     detail = resp.read(MAX_COPIED_TEXT).decode("utf-8", "replace").strip().replace("\n", " ")
                 except (OSError, http.client.HTTPException):
