@@ -1561,8 +1561,8 @@ class PairwiseResult(NamedTuple):
     """What :func:`score` returns: the report's parts, the consistency partitions, the report."""
 
     signature: str
-    result: "OrderedDict[str, Any]"
-    metrics: "OrderedDict[str, float]"
+    result: Dict[str, Any]
+    metrics: "OrderedDict[str, Any]"
     diagnostics: List[str]
     consistent_rows: List[Mapping[str, Any]]
     inconsistent_rows: List[Mapping[str, Any]]
