@@ -47,6 +47,7 @@ from array import array
 from typing import (
     Any,
     Callable,
+    ClassVar,
     Dict,
     Iterable,
     List,
@@ -1396,7 +1397,8 @@ def f1k_item(record: Mapping[str, Any], *, line: int, max_claims: int) -> ItemRo
 
 def f1k_output_line(row: ItemRow) -> Dict[str, Any]:
     """The ``jsonl`` output line of an f1k item row (the row without ``line``; nan/inf -> null)."""
-    return _clean({k: v for k, v in row.items() if k != "line"})
+    out: Dict[str, Any] = _clean({k: v for k, v in row.items() if k != "line"})
+    return out
 
 
 @register_accumulator
@@ -1741,7 +1743,7 @@ def _relevant_counts(doc: Mapping[str, Any], sides: Sequence[str]) -> List[Numbe
             data = prompt.get(f"{side}_posthoc_eval_data") if isinstance(prompt, dict) else None
             if isinstance(data, dict):
                 s, ns = data.get(SUPPORTED_LABEL), data.get(NOT_SUPPORTED_LABEL)
-                if _is_number(s) and _is_number(ns):
+                if isinstance(s, (int, float)) and isinstance(ns, (int, float)) and _is_number(s) and _is_number(ns):
                     pool.append(s + ns)
     return pool
 
@@ -2037,7 +2039,7 @@ class VeriScoreAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "veriscore"
-    DIRECTIONS: Dict[str, str] = {}
+    DIRECTIONS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, *, variants: Sequence[str] = ()) -> None:
         super().__init__(variants=list(check_variants(variants, "veriscore")))
