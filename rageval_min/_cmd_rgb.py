@@ -262,7 +262,7 @@ def run_mix(args: argparse.Namespace, io: CliIO) -> int:
             on_instance=lambda inst: fh.write(_dumps(inst) + "\n"),
         )
     io.stderr.write(
-        f"rageval-min: rgb mix: {summary.signature}: {summary.count} instances, {len(summary.notes)} skipped\n"
+        f"rageval-min: rgb mix: {summary.signature}: {summary.written} instances, {len(summary.notes)} skipped\n"
     )
     for n in summary.notes:
         io.stderr.write(f"rageval-min: rgb mix: note: {n}\n")

@@ -584,7 +584,9 @@ def score(
         rid, who, label = _checked_record(record, pos)
         factlabel = _checked_factlabel(record.get("factlabel"), who) if fact else None
         acc.add(label_row(rid, label, factlabel, dataset=dataset, noise_rate=noise_rate, variants=variants))
-    return acc.scores()
+    scores = acc.scores()
+    assert isinstance(scores, Scores)
+    return scores
 
 
 def format_result_json(obj: Mapping[str, Any]) -> str:
@@ -1739,7 +1741,7 @@ class StepSummary(NamedTuple):
     """What a data step (``mix``, ``label``) did: its signature, how many records it wrote, its notes."""
 
     signature: str
-    count: int
+    written: int
     notes: List[str]
 
 
@@ -1750,7 +1752,7 @@ def label_file(
     variants: Sequence[str] = (),
     judge: Optional[str] = None,
     template: Optional[str] = None,
-    on_record: Callable[[Dict[str, Any]], None],
+    on_record: Callable[[Dict[str, Any]], object],
 ) -> StepSummary:
     """``rgb label``: every record of ``path`` labelled (:func:`labelled_record`), in input order, to ``on_record``.
 
@@ -1797,7 +1799,7 @@ def mix_file(
     passage_num: int,
     correct_rate: Number = 0.0,
     seed: Optional[int] = DEFAULT_SEED,
-    on_instance: Callable[[Dict[str, Any]], None],
+    on_instance: Callable[[Dict[str, Any]], object],
 ) -> StepSummary:
     """``rgb mix``: ``{id, query, answer, docs}`` per instance of ``path``, in input order, to ``on_instance``.
 
