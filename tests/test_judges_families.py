@@ -57,7 +57,7 @@ def test_rgb_error_detection_judged_live_and_replayed(server, tmp_path):
 
 
 # --------------------------------------------------------------------------- `rgb judge` / `pairwise judge`
-# (rageval_min/_judge_families.py; registered here on a bare parser, as the families' register() will)
+# (the judge subcommand of each family, run through the CLI)
 
 
 def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
