@@ -1809,9 +1809,32 @@ def safe_evaluate(
         raise ScoringError(exc.msg, path=path, record=exc.record, field=exc.field) from None
 
 
-def safe_file(path: str, **options: Any) -> Report:
-    """``factuality safe``'s report (options as :func:`safe_evaluate`)."""
-    res = safe_evaluate(path, **options)
+def safe_file(
+    path: str,
+    *,
+    max_claim: Union[int, str] = -1,
+    eval_side1: bool = True,
+    eval_side2: bool = True,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    variants: Iterable[str] = (),
+    with_ci: bool = True,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``factuality safe``'s report (the options of :func:`safe_evaluate`, which also gives run_eval's output)."""
+    res = safe_evaluate(
+        path,
+        max_claim=max_claim,
+        eval_side1=eval_side1,
+        eval_side2=eval_side2,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        variants=variants,
+        with_ci=with_ci,
+        on_item=on_item,
+    )
     assert res.report is not None
     return res.report
 
