@@ -1,7 +1,9 @@
-"""Peak memory and throughput of ``rageval-min mtrag algorithmic`` on generated records.
+"""Peak memory and throughput of ``rageval-min mtrag algorithmic`` (or ``condition``) on generated records.
 
 Shows that the algorithmic step streams: peak memory stays flat while the number of
-records grows 100x.  Each size runs in a fresh child process, which reports
+records grows 100x.  ``--step condition`` shows the same for IDK conditioning, which reads
+its input twice (the first pass gathers the column types that decide int versus float,
+the second writes) and holds no record in memory.  Each size runs in a fresh child process, which reports
 
 * ``tracemalloc`` peak of Python allocations during the run (``--tracemalloc``, slower), and
 * ``ru_maxrss`` (peak resident set size of the whole process, interpreter included).
@@ -10,6 +12,7 @@ Usage::
 
     python bench/bench_mtrag_stream.py                       # 1k, 10k, 100k records
     python bench/bench_mtrag_stream.py --sizes 1000,100000 --tracemalloc
+    python bench/bench_mtrag_stream.py --step condition
 
 Records are synthetic (seeded ``random``): a prediction and a target of 20-60 words, two
 passages of 60-120 words, and for every other record BertscoreR / BertKPrec values in
@@ -43,10 +46,24 @@ def _text(rng: random.Random, lo: int, hi: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def generate(path: str, n: int, seed: int = 2025) -> None:
+def generate(path: str, n: int, seed: int = 2025, step: str = "algorithmic") -> None:
     rng = random.Random(seed)
     with open(path, "w", encoding="utf-8") as fh:
         for i in range(n):
+            if step == "condition":
+                judged = {
+                    "task_id": f"bench::{i}",
+                    "answerability": [rng.choice(["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED"])],
+                    "metrics": {
+                        "RB_agg": [rng.choice([0, rng.random()])],
+                        "RB_llm": [rng.randint(1, 10) / 10],
+                        "RL_F": [rng.choice([None, rng.random()])],
+                        "idk_eval": [rng.choice([0, 0.5, 1, "unknown"])],
+                        "underspecified_eval": [rng.choice([0, 0.5, 1])],
+                    },
+                }
+                fh.write(json.dumps(judged) + "\n")
+                continue
             rec = {
                 "task_id": f"bench::{i}",
                 "answerability": [rng.choice(["ANSWERABLE", "PARTIAL", "UNANSWERABLE"])],
@@ -62,18 +79,19 @@ def generate(path: str, n: int, seed: int = 2025) -> None:
             fh.write(json.dumps(rec) + "\n")
 
 
-def child(input_path: str, output_path: str, use_tracemalloc: bool) -> None:
+def child(input_path: str, output_path: str, use_tracemalloc: bool, step: str) -> None:
     import resource
 
     sys.path.insert(0, ROOT)
-    from rageval_min.mtrag import algorithmic_file
+    from rageval_min.mtrag import algorithmic_file, condition_file
 
     if use_tracemalloc:
         import tracemalloc
 
         tracemalloc.start()
     t0 = time.perf_counter()
-    report = algorithmic_file(input_path, output_path)
+    run = condition_file if step == "condition" else algorithmic_file
+    report = run(input_path, output_path)
     seconds = time.perf_counter() - t0
     peak = None
     if use_tracemalloc:
@@ -89,7 +107,9 @@ def child(input_path: str, output_path: str, use_tracemalloc: bool) -> None:
                 "seconds": seconds,
                 "tracemalloc_peak_bytes": peak,
                 "maxrss_kib": rss_kb,
-                "RB_agg_mean": report.result["means"].get("RB_agg"),
+                "RB_agg_mean": report.result["means"].get(
+                    "RB_agg", report.result["means"].get("RB_agg_idk_underspecified")
+                ),
             }
         )
     )
@@ -99,18 +119,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--tracemalloc", action="store_true", help="also measure the tracemalloc peak (slower)")
+    ap.add_argument("--step", choices=("algorithmic", "condition"), default="algorithmic", help="the step to run")
     ap.add_argument("--child", nargs=2, metavar=("IN", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], args.child[1], args.tracemalloc)
+        child(args.child[0], args.child[1], args.tracemalloc, args.step)
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-mtrag-") as tmp:
         for n in sizes:
             src, dst = os.path.join(tmp, f"in{n}.jsonl"), os.path.join(tmp, f"out{n}.jsonl")
-            generate(src, n)
-            cmd = [sys.executable, __file__, "--child", src, dst] + (["--tracemalloc"] if args.tracemalloc else [])
+            generate(src, n, step=args.step)
+            cmd = [sys.executable, __file__, "--child", src, dst, "--step", args.step]
+            cmd += ["--tracemalloc"] if args.tracemalloc else []
             proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
             row = json.loads(proc.stdout)
             row["input_mib"] = os.path.getsize(src) / 2**20
@@ -136,8 +158,9 @@ def main() -> None:
             )
         )
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "mtrag_stream.json"), "w", encoding="utf-8") as fh:
-        json.dump({"python": sys.version.split()[0], "rows": rows}, fh, indent=2)
+    name = "mtrag_stream.json" if args.step == "algorithmic" else "mtrag_stream_condition.json"
+    with open(os.path.join(ROOT, "bench", "results", name), "w", encoding="utf-8") as fh:
+        json.dump({"python": sys.version.split()[0], "step": args.step, "rows": rows}, fh, indent=2)
 
 
 if __name__ == "__main__":

@@ -236,6 +236,8 @@ def _normalize(args: argparse.Namespace, inputs: Sequence[str]) -> argparse.Name
             raise ScoringError("--report goes with --output OUT.jsonl; with --records, --output names the report")
         ns.records = args.records
         ns.output = outputs
+        if args.records == "-" and (not outputs or any(o == "-" or o.endswith(":-") for o in outputs)):
+            raise ScoringError("--records - writes the records to stdout: give the report a file, --output PATH")
         return ns
     if not outputs:
         raise ScoringError("give the records file: --output OUT.jsonl (or --records OUT.jsonl)", field="--output")

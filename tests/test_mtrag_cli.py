@@ -392,6 +392,8 @@ def test_records_option_makes_output_the_report(tmp_path):
     with open(os.path.join(GOLD, "expected_conditioned.jsonl"), encoding="utf-8") as fh:
         assert r.out == fh.read()
     assert json.loads(rep_json.read_text())["result"]["output"] == "-"
+    r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", "-"])
+    assert r.code == 2 and "give the report a file" in r.err and r.out == ""
     r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", "-", "--report", str(rep_json)])
     assert r.code == 2 and "--report goes with --output" in r.err
     r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", str(recs), "--output", str(recs)])
