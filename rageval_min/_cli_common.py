@@ -278,13 +278,17 @@ def emit_report(
 def format_value(value: Any) -> str:
     """A gate value for a one-line message (4 significant decimals for floats).
 
-    >>> format_value(2 / 3), format_value(None), format_value(3)
-    ('0.6667', 'undefined', '3')
+    >>> format_value(2 / 3), format_value(None), format_value(3), format_value(5.0535e-10)
+    ('0.6667', 'undefined', '3', '5.054e-10')
     """
     if value is None:
         return "undefined"
     if isinstance(value, float):
-        return f"{value:.4f}".rstrip("0").rstrip(".") if value == value and abs(value) < 1e6 else repr(value)
+        if value != value or abs(value) >= 1e6:
+            return repr(value)
+        if value != 0 and abs(value) < 0.001:
+            return f"{value:.4g}"
+        return f"{value:.4f}".rstrip("0").rstrip(".")
     return str(value)
 
 

@@ -68,7 +68,7 @@ def compute_intervals(
 ) -> Dict[str, Dict[str, Any]]:
     """The intervals of ``metrics`` (a report's) that the item ``rows`` support (see the module docstring)."""
     rates = _family_rates(family)
-    fields = set()
+    fields: set = set()
     for r in rows:
         fields.update(r)
     out: Dict[str, Dict[str, Any]] = {}

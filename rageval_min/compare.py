@@ -317,10 +317,10 @@ def compare_rows(
     result_metrics: Dict[str, Dict[str, Any]] = {}
     per_item: List[Tuple[float, Any, str, float, float]] = []
     for name in names:
-        pairs = []
+        pairs: List[Tuple[Any, float, float]] = []
         for i in paired_ids:
             b, c = baseline.rows[i].get(name), candidate.rows[i].get(name)
-            if _is_number(b) and _is_number(c):
+            if isinstance(b, (int, float)) and isinstance(c, (int, float)) and _is_number(b) and _is_number(c):
                 pairs.append((i, b, c))
         direction = _direction(name, directions, lower_is_better)
         m = _metric(name, pairs, direction=direction, test=test, resamples=resamples, seed=seed, alpha=alpha)

@@ -113,10 +113,10 @@ def evaluate_gates(
     """
     if not isinstance(metrics, Mapping):
         metrics = metrics.metrics
-    gates = [parse_gate(g) if isinstance(g, str) else g for g in gates]
-    check_gate_names(gates, metrics)
+    parsed = [parse_gate(g) if isinstance(g, str) else g for g in gates]
+    check_gate_names(parsed, metrics)
     out = []
-    for gate in gates:
+    for gate in parsed:
         value = metrics[gate.name]
         passed = value is not None and compare(value, gate.op, gate.threshold)
         out.append(GateOutcome(gate.name, gate.op, gate.threshold, value, passed, gate.text))
