@@ -61,6 +61,7 @@ __all__ = [
     "judge_file",
     "judge_records",
     "parse_steps",
+    "read_judge_input",
     "split_conversation",
     "templates_for",
 ]

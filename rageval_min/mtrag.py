@@ -96,6 +96,8 @@ __all__ = [
     "condition_file",
     "judge_item",
     "summarize_files",
+    "summarize_item",
+    "summarize_row",
     "is_number",
     "record_id",
     "record_texts",
@@ -1809,6 +1811,64 @@ class SummarizeAccumulator(Accumulator):
         )
 
 
+def summarize_row(
+    task_id: Optional[str],
+    values: Mapping[str, Any],
+    *,
+    source: int,
+    setting: str,
+    input: str,
+    format: str,
+    model: str,
+    group: str,
+) -> ItemRow:
+    """A ``summarize`` item row: ``task_id``, the metric values, then the plain fields (:data:`SUMMARY_FIELDS`)."""
+    clash = [k for k in values if k in SUMMARY_FIELDS]
+    if clash:
+        raise ScoringError(f"a metric is named {clash[0]!r}, a reserved item-row field", path=input)
+    row: ItemRow = {"task_id": task_id}
+    row.update(values)
+    row.update(source=source, setting=setting, input=input, format=format, model=model, group=group)
+    return row
+
+
+def summarize_item(
+    record: Mapping[str, Any],
+    *,
+    setting: str,
+    input: str = "-",
+    source: int = 0,
+    model: Optional[str] = None,
+    metrics: Sequence[str] = (),
+    variants: Sequence[str] = (),
+) -> ItemRow:
+    """The ``summarize`` item row of one evaluated JSONL record (``model``: the name used when the
+    record has no ``model_id``; default the setting label).
+
+    >>> rec = {"task_id": "t", "answerability": ["PARTIAL"], "metrics": {"RB_llm": [0.8], "BertKPrec": [0.1, 0.3]}}
+    >>> summarize_item(rec, setting="demo")
+    {'task_id': 't', 'RB_llm': 0.8, 'BertKPrec': 0.3, 'source': 0, 'setting': 'demo', 'input': '-', \
+'format': 'jsonl', 'model': 'demo', 'group': 'Partial'}
+    """
+    variants = check_variants(variants)
+    if not isinstance(record.get("metrics"), dict):
+        raise ScoringError("expected an object with a 'metrics' object", field="metrics")
+    values = summary_values(record["metrics"])
+    if metrics:
+        values = {k: v for k, v in values.items() if k in metrics}
+    name = record.get("model_id")
+    return summarize_row(
+        _task_id(record),
+        values,
+        source=source,
+        setting=setting,
+        input=input,
+        format="jsonl",
+        model=str(name) if name is not None else (model or setting),
+        group=answerability_group(answerability_of(dict(record), alias="answerability_alias" in variants)),
+    )
+
+
 def _gate_label(text: str) -> str:
     return "_".join(text.split()).replace("<", "_").replace(">", "_").replace("=", "_")
 
@@ -1917,12 +1977,9 @@ def summarize_files(
         for task_id, row_model, group, values in rows:
             if wanted:
                 values = {k: v for k, v in values.items() if k in wanted}
-            clash = [k for k in values if k in SUMMARY_FIELDS]
-            if clash:
-                raise ScoringError(f"a metric is named {clash[0]!r}, a reserved item-row field", path=path)
-            row: ItemRow = {"task_id": task_id}
-            row.update(values)
-            row.update(source=index, setting=label, input=path, format=kind, model=row_model, group=group)
+            row = summarize_row(
+                task_id, values, source=index, setting=label, input=path, format=kind, model=row_model, group=group
+            )
             if on_item is not None:
                 on_item(row)
             acc.add(row)

@@ -703,3 +703,15 @@ def test_judge_steps_run_in_pipeline_order():
     assert asked == ["underspecified", "idk", "rb_llm"]
     assert list(rec["metrics"]) == ["underspecified_eval", "idk_eval", "RB_llm"]
     assert rec["metrics"]["underspecified_eval"] == [1]  # "Yes" lower-cased
+
+
+def test_summarize_item_matches_the_file_rows(tmp_path):
+    path = os.path.join(os.path.dirname(DATA), "..", "..", "gold_samples", "mtrag", "expected_conditioned.jsonl")
+    path = os.path.normpath(path)
+    rows = []
+    mtrag.summarize_files([path], settings=["demo"], on_item=rows.append)
+    with open(path, encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh]
+    assert rows == [mtrag.summarize_item(r, setting="demo", input=path) for r in records]
+    with pytest.raises(ScoringError, match="reserved"):
+        mtrag.summarize_row("t", {"group": 1}, source=0, setting="s", input="-", format="jsonl", model="m", group="g")
