@@ -309,7 +309,7 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
     return secs if secs >= 0 else None
 
 
-_BEARER_RE = re.compile(r"(?i)\b(bearer)\s+[^\s\"',;}\]]+")
+_BEARER_RE = re.compile(r"(?i)\b(bearer)\s+(?!\[REDACTED\])[^\s\"',;}\]]+")
 
 
 def key_env_names(api_key_env: Optional[str] = None) -> List[str]:
