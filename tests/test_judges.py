@@ -584,7 +584,7 @@ def test_server_text_in_errors_is_redacted_and_capped(server, monkeypatch):
     server.faults = ["echo_auth"]
     res = run_judge(j, ["q"], sleep=Sleeps())
     assert res.errors[0] is not None and "HTTP 401" in res.errors[0]
-    assert secret not in res.errors[0] and "Bearer [REDACTED]\"" in res.errors[0]
+    assert secret not in res.errors[0] and 'Bearer [REDACTED]"' in res.errors[0]
     assert judges.redact("x" * 2000).startswith("x" * judges.MAX_COPIED_TEXT)
     assert len(judges.redact("x" * 2000)) <= judges.MAX_COPIED_TEXT + 10
 
