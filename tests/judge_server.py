@@ -68,6 +68,12 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except (ConnectionResetError, BrokenPipeError):
+                    pass  # the client hung up (a deadline, a size cap): nothing to report
+
             def _leave(self) -> None:
                 """Leave ``in_flight`` once, before the reply goes out (see the module docstring)."""
                 if getattr(self, "_counted", False):
@@ -136,6 +142,7 @@ class ChatServer:
                     self._send(200, b'{"choices": [ this is not json')
                     return
                 if kind == "truncated":  # promise more bytes than are sent, then hang up
+                    self._leave()
                     try:
                         self.send_response(200)
                         self.send_header("Content-Type", "application/json")
