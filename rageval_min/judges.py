@@ -93,8 +93,10 @@ __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "MAX_CONCURRENCY",
+    "MAX_MAX_RESPONSE_BYTES",
     "MAX_RETRIES",
     "MAX_TIMEOUT",
+    "MIN_MAX_RESPONSE_BYTES",
     "CommandJudge",
     "EmbeddingScorer",
     "FunctionJudge",
@@ -444,6 +446,10 @@ class HttpJudge:
         self.model = model
         self.timeout = _check_timeout(timeout)
         self.max_response_bytes = int(max_response_bytes)
+        if not MIN_MAX_RESPONSE_BYTES <= self.max_response_bytes <= MAX_MAX_RESPONSE_BYTES:
+            raise ScoringError(
+                f"--judge-max-response-bytes must be between {MIN_MAX_RESPONSE_BYTES} and {MAX_MAX_RESPONSE_BYTES}"
+            )
         self.identity = "openai-chat@" + self.base_url
         self.api_key_env = api_key_env
         self._https = scheme == "https"

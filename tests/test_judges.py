@@ -616,6 +616,9 @@ def test_runner_bounds_and_timeout_bounds():
         run_judge(j, ["a"], concurrency=judges.MAX_CONCURRENCY + 1)
     with pytest.raises(ScoringError, match="--judge-retries"):
         run_judge(j, ["a"], retries=judges.MAX_RETRIES + 1)
+    for size in (judges.MIN_MAX_RESPONSE_BYTES - 1, judges.MAX_MAX_RESPONSE_BYTES + 1):
+        with pytest.raises(ScoringError, match="--judge-max-response-bytes"):
+            HttpJudge("http://127.0.0.1:9/v1", "m", max_response_bytes=size)
     for bad in (float("inf"), float("nan"), 0, -1, judges.MAX_TIMEOUT + 1):
         with pytest.raises(ScoringError, match="--judge-timeout"):
             HttpJudge("http://127.0.0.1:9/v1", "m", timeout=bad)
