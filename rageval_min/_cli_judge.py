@@ -170,7 +170,11 @@ def judge_from_args(
     What was recovered from a damaged judge cache (a byte-order mark, lines of
     NUL bytes, an unfinished last line) is said on ``stderr``, one note a line.
     """
-    for value, option in ((args.judge, "--judge"), (args.judge_model, "--judge-model")):
+    for value, option in (
+        (args.judge, "--judge"),
+        (args.judge_model, "--judge-model"),
+        (args.judge_api_key_env, "--judge-api-key-env"),
+    ):
         check_text(value, option)
     judge = judge_from_spec(
         args.judge,

@@ -277,6 +277,12 @@ def _same_file(a: str, b: str) -> bool:
 def run(args: argparse.Namespace, io: CliIO) -> int:
     # --output is the answers file (a data stream); the stats report goes to --stats or stdout.
     prepare(args, inputs=[args.input], metric_names=METRICS)
+    for value, option in (
+        (args.id_field, "--id-field"),
+        (args.prompt_field, "--prompt-field"),
+        (args.answer_field, "--answer-field"),
+    ):
+        _cli_judge.check_text(value, option)
     _check_stats_path(args)
     stats_ns = argparse.Namespace(format=args.format, output=[args.stats] if args.stats else [], gate=args.gate)
     template = _load_template(args.judge_template)

@@ -276,6 +276,9 @@ def test_ctrl_c_with_concurrency_exits_130_at_once(server, tmp_path):
         (["--param", "stop=caf\udce9"], "--param: not valid UTF-8"),
         (["--param", 'stop="\\ud800"'], "--param: not valid UTF-8"),
         (["--param", "t=NaN"], "NaN"),
+        (["--answer-field", "ans\udcff"], "--answer-field: not valid UTF-8"),
+        (["--id-field", "\udcff"], "--id-field: not valid UTF-8"),
+        (["--judge-api-key-env", "K\udcff"], "--judge-api-key-env: not valid UTF-8"),
     ],
 )
 def test_judge_option_bounds_are_usage_errors(server, tmp_path, extra, message):
