@@ -103,6 +103,24 @@ def add_per_item_option(group: Any) -> None:
         help="also write one item row per input record (JSON Lines, input order) to PATH",
     )
     group.add_argument(
+        "--jobs",
+        default="1",
+        metavar="N|auto",
+        help="score records in N worker processes (auto: one per CPU); the output is identical for every N",
+    )
+    group.add_argument(
+        "--emit-partial",
+        metavar="PATH",
+        help="also write the accumulator's state (JSON) to PATH, for `rageval-min merge` of shards",
+    )
+    group.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="local (this machine, --jobs) or dask (the dask extra; --scheduler ADDRESS, else a LocalCluster)",
+    )
+    group.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler of --engine dask")
+    group.add_argument(
         "--intervals",
         action="store_true",
         help="add 95%% confidence intervals beside the result: Wilson for rates that are count ratios, "
@@ -313,3 +331,53 @@ def gold_samples_dir(family: str) -> str:
         f"cannot find gold_samples/{family} (looked in {', '.join(candidates)}); "
         "run from a source checkout or pass demo --samples DIR"
     )
+
+
+@contextmanager
+def execution(args: argparse.Namespace) -> Iterator[None]:
+    """The engine (``--jobs``, ``--engine``) and the partial-state sink (``--emit-partial``) of a command."""
+    from ._contract import emit_states_to
+    from ._parallel import Engine, jobs_from_text, make_engine, use_engine
+
+    engine: Engine
+    if getattr(args, "engine", "local") == "dask":
+        from ._extras import load_extra
+
+        engine = load_extra("dask").DaskEngine(getattr(args, "scheduler", None))
+    elif getattr(args, "scheduler", None):
+        raise ScoringError("--scheduler goes with --engine dask")
+    else:
+        engine = make_engine(jobs_from_text(str(getattr(args, "jobs", "1") or "1")))
+    path = getattr(args, "emit_partial", None)
+
+    def sink(state: Any) -> None:
+        import json
+
+        with atomic_writer(path or "") as fh:
+            fh.write(json.dumps(state, ensure_ascii=False, allow_nan=False) + "\n")
+
+    with use_engine(engine), emit_states_to(sink if path else None):
+        yield
+
+
+def apply_gate_rule(
+    report: Report, args: argparse.Namespace, *, reference_format: str = "", explicit: bool = False
+) -> Report:
+    """Who decides pass: with ``--gate``, exactly the user's gates; without, the reference's own rule.
+
+    The reference's gates (``report.family_gates`` / ``reference_pass``) also
+    decide when the user asked for them (``explicit``, e.g. grounding's
+    ``--gates``) or under the reference's own output format.  The report says
+    which rule applied.
+    """
+    if report.reference_pass is None and not report.family_gates:
+        return report
+    own = [g.text for g in report.family_gates] or ["the reference's pass rule"]
+    wants_reference = explicit or any(t.fmt == reference_format for t in report_targets(args) if reference_format)
+    if not getattr(args, "gate", None):
+        note = f"pass is decided by the reference's gates ({', '.join(own)}); give --gate to decide with your own"
+        return report._replace(diagnostics=list(report.diagnostics) + [note])
+    if wants_reference:
+        return report
+    note = f"the reference's gates ({', '.join(own)}) were not applied: --gate decides"
+    return report._replace(reference_pass=None, family_gates=(), diagnostics=list(report.diagnostics) + [note])

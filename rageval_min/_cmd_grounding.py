@@ -4,8 +4,15 @@ import argparse
 from typing import Any
 
 from . import grounding
-from ._cli_common import CliIO, add_report_options, emit_report, item_sink, prepare, report_targets, selected_variants
-from ._report import Report
+from ._cli_common import (
+    CliIO,
+    add_report_options,
+    apply_gate_rule,
+    emit_report,
+    item_sink,
+    prepare,
+    selected_variants,
+)
 
 
 def register(sub: Any) -> None:
@@ -32,24 +39,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _wfgy(report: Report, outcomes: Any) -> str:
-    return grounding.format_wfgy(report.result)
-
-
 def run(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.gold, args.trace], metric_names=grounding.GroundingAccumulator.metric_names())
     gates = args.gates if args.gates is not None else grounding.DEFAULT_GATES
     grounding.parse_reference_gates(gates)
-    reference_decides = not args.gate or args.gates is not None or any(t.fmt == "wfgy" for t in report_targets(args))
     with item_sink(args.per_item) as on_item:
         report = grounding.score_file(
             args.gold, args.trace, k=args.k, gates=gates, variants=selected_variants(args), on_item=on_item
         )
-    if reference_decides:
-        if not args.gate:
-            note = f"pass is decided by the reference's gates ({gates}); give --gate to decide with your own"
-            report = report._replace(diagnostics=report.diagnostics + [note])
-    else:
-        note = f"the reference's gates ({gates}) were not applied: --gate decides (pass --gates to apply them too)"
-        report = report._replace(reference_pass=None, family_gates=(), diagnostics=report.diagnostics + [note])
-    return emit_report(report, args, io, formatters={"wfgy": _wfgy})
+    report = apply_gate_rule(report, args, reference_format="wfgy", explicit=args.gates is not None)
+    return emit_report(report, args, io, formatters=grounding.REPORT_FORMATS)

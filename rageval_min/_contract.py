@@ -32,9 +32,11 @@ The envelope of a state is::
 two states merge only when family, command and params are equal.
 """
 
+import contextvars
 import json
 import math
-from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Type
+from contextlib import contextmanager
+from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
 
 from ._report import Report
 from .errors import ScoringError
@@ -47,6 +49,8 @@ __all__ = [
     "accumulate",
     "accumulator_class",
     "accumulator_from_state",
+    "emit_states_to",
+    "finish",
     "item_row_json",
     "register_accumulator",
 ]
@@ -219,6 +223,35 @@ def accumulator_from_state(state: Mapping[str, Any]) -> Accumulator:
     _check_envelope(state)
     cls = accumulator_class(str(state["family"]), str(state["command"]))
     return cls.from_state(state)
+
+
+#: Where ``--emit-partial`` sends the state of the accumulator a command finishes (set by the CLI).
+_STATE_SINK: "contextvars.ContextVar[Optional[Callable[[Dict[str, Any]], None]]]" = contextvars.ContextVar(
+    "rageval_min_state_sink", default=None
+)
+
+
+def finish(acc: Accumulator) -> Report:
+    """End a file-level function: hand the state to ``--emit-partial`` (when asked), then finalize.
+
+    Every file-level function of a scoring command returns ``finish(acc)``
+    rather than ``acc.finalize()``, so that a shard of a larger input can be
+    merged later (``rageval-min merge``).
+    """
+    sink = _STATE_SINK.get()
+    if sink is not None:
+        sink(acc.to_state())
+    return acc.finalize()
+
+
+@contextmanager
+def emit_states_to(sink: Optional[Callable[[Dict[str, Any]], None]]) -> Iterator[None]:
+    """Send the states that :func:`finish` sees to ``sink`` within the block."""
+    token = _STATE_SINK.set(sink)
+    try:
+        yield
+    finally:
+        _STATE_SINK.reset(token)
 
 
 def accumulate(

@@ -13,6 +13,7 @@ registry name   module                   pip extra
 ``tokens``      ``tokens``               ``rageval-min[tokens]``
 ``bertscore``   ``bertscore``            ``rageval-min[bertscore]``
 ``openai``      ``openai_judge``         ``rageval-min[openai]``
+``dask``        ``dask_engine``          ``rageval-min[dask]``
 ==============  =======================  =====================================
 
 A missing ``rageval_min_extras`` package, or a module of it that cannot find
@@ -37,6 +38,7 @@ EXTRAS: Dict[str, Tuple[str, str]] = {
     "tokens": ("tokens", "tokens"),
     "bertscore": ("bertscore", "bertscore"),
     "openai": ("openai_judge", "openai"),
+    "dask": ("dask_engine", "dask"),
 }
 
 _PACKAGE = "rageval_min_extras"

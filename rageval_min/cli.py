@@ -34,7 +34,7 @@ from .errors import ScoringError
 __all__ = ["main"]
 
 #: Family command modules, in the order ``--help`` and ``demo`` show them.
-_COMMANDS = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge", "compare")
+_COMMANDS = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge", "compare", "merge")
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -102,6 +102,7 @@ _SUMMARIES = {
     "mtrag": "MT-RAG generation metrics: Recall, ROUGE-L, extractiveness, RB_agg, IDK conditioning",
     "judge": "ask an LLM judge (OpenAI-compatible server, openai:, cmd:, replay:) with cache and retries",
     "compare": "is the candidate worse than the baseline? paired per-item statistics as CI gates",
+    "merge": "one report from the partial states of shards (--emit-partial), byte for byte",
 }
 
 
@@ -192,6 +193,11 @@ def main(
         if func is None:
             parser.print_help()
             return EXIT_USAGE
+        if hasattr(args, "jobs"):  # a scoring command: its engine and partial-state sink
+            from ._cli_common import execution
+
+            with execution(args):
+                return int(func(args, io))
         return int(func(args, io))
     except _Exit as exc:
         return exc.status

@@ -56,3 +56,15 @@ class ScoringError(ValueError):
         #: How many problems there were (``problems`` may hold only the first ones).
         self.count = count if count is not None else len(self.problems)
         super().__init__(text)
+
+    def __reduce__(self) -> Any:
+        # Keep the location and the collected problems when the error crosses a process boundary
+        # (--jobs, the Dask engine): the default would rebuild it from the message alone.
+        return (_rebuild, (type(self), dict(self.__dict__), self.args))
+
+
+def _rebuild(cls: Any, state: Any, args: Any) -> "ScoringError":
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err  # type: ignore[no-any-return]

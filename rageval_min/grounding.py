@@ -44,13 +44,15 @@ Variants (opt-in, recorded in the signature): ``bom_tolerant``,
 ``gate_recall``.
 """
 
+import functools
 import json
 import re
 import unicodedata
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ._contract import Accumulator, ItemRow, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import Problems, iter_jsonl
+from ._parallel import accumulate_items
 from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
@@ -60,6 +62,7 @@ __all__ = [
     "DEFAULT_GATES",
     "FAMILY",
     "GroundingAccumulator",
+    "REPORT_FORMATS",
     "GroundingScores",
     "REFERENCE",
     "REFUSAL",
@@ -518,6 +521,16 @@ class GroundingAccumulator(Accumulator):
         )
 
 
+def _pair_item(pair: Tuple[Any, ...], *, k: int, variants: Sequence[str]) -> ItemRow:
+    """The item row of one ``(qid, gold, trace, gold file, gold line, trace file, trace line)`` pair."""
+    qid, g, ans, gold_label, gline, trace_label, tline = pair
+    gwhere: Dict[str, Any] = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
+    twhere: Dict[str, Any] = (
+        {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
+    )
+    return _pair_row(qid, g, ans, k=k, variants=variants, gwhere=gwhere, twhere=twhere)
+
+
 def _accumulate(
     gold_items: Iterable[Tuple[int, Any]],
     trace_items: Iterable[Tuple[int, Any]],
@@ -536,18 +549,16 @@ def _accumulate(
     problems.raise_if_any()
     if not gold:
         raise ScoringError("holds no gold records", path=gold_label)
-    for qid, (gline, g) in gold.items():
-        gwhere: Dict[str, Any] = {"path": gold_label, "line": gline, "record": f"qid={qid!r}"}
-        tline, ans = traces.get(qid, (None, {}))
-        if tline is None:
-            acc.add_missing(qid)
-        twhere: Dict[str, Any] = (
-            {"path": trace_label, "line": tline, "record": f"qid={qid!r}"} if tline else {"record": f"qid={qid!r}"}
-        )
-        row = _pair_row(qid, g, ans, k=k, variants=acc.variants, gwhere=gwhere, twhere=twhere)
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
+
+    def pairs() -> Iterator[Tuple[Any, ...]]:
+        for qid, (gline, g) in gold.items():
+            tline, ans = traces.get(qid, (None, {}))
+            if tline is None:
+                acc.add_missing(qid)
+            yield (qid, g, ans, gold_label, gline, trace_label, tline)
+
+    # raises the first record's ScoringError, in gold order, whatever the engine
+    accumulate_items(acc, functools.partial(_pair_item, k=k, variants=acc.variants), pairs(), on_item=on_item)
     if unused:
         acc.note(f"{unused} trace line(s) have a qid that is not in the gold file and are ignored")
     if dropped:
@@ -634,7 +645,7 @@ def score_file(
     :func:`score_item`) in gold order.
     """
     parse_reference_gates(gates)
-    return _file_accumulator(gold_path, trace_path, k=k, gates=gates, variants=variants, on_item=on_item).finalize()
+    return finish(_file_accumulator(gold_path, trace_path, k=k, gates=gates, variants=variants, on_item=on_item))
 
 
 def parse_reference_gates(text: str) -> Dict[str, str]:
@@ -731,3 +742,7 @@ def signature(*, variants: Sequence[str] = (), params: Sequence[Tuple[str, objec
     'rageval_min:0.1.0|family=grounding|ref=onestardao/WFGY@25aaa9d|variants=none|k=5'
     """
     return make_signature(FAMILY, REFERENCE, check_variants(variants), params)
+
+
+#: The reference's own output formats of a grounding report (name -> renderer), for the CLI and ``merge``.
+REPORT_FORMATS = {"wfgy": lambda report, outcomes: format_wfgy(report.result)}

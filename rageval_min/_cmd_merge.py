@@ -1,0 +1,52 @@
+"""``rageval-min merge``: one report from the partial states of shards (``--emit-partial``)."""
+
+import argparse
+import importlib
+from typing import Any, List
+
+from ._cli_common import CliIO, add_report_options, apply_gate_rule, emit_report, prepare
+from ._contract import Accumulator, accumulator_from_state
+from ._io import read_json
+from .errors import ScoringError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="merge the partial states of shards (--emit-partial) into the report of one pass",
+        description="Each scoring command can write its accumulator's state with --emit-partial PATH. "
+        "merge reads those states, in the order given (the order of the shards in the input), and "
+        "writes the report one pass over the concatenated shards gives, byte for byte.",
+    )
+    p.add_argument("partials", nargs="+", metavar="PARTIAL.json", help="partial states, in shard order")
+    add_report_options(
+        p,
+        extra_formats=("wfgy", "rgb", "abilities", "safe", "jsonl"),
+        per_item=False,
+    )
+    p.set_defaults(func=run)
+
+
+def merge_files(paths: List[str]) -> Accumulator:
+    """The accumulator of the states in ``paths`` merged in order (all of one family, command and options)."""
+    merged: Any = None
+    for path in paths:
+        try:
+            acc = accumulator_from_state(read_json(path, what="partial state"))
+        except ScoringError as exc:
+            raise ScoringError(exc.msg, path=path, line=exc.line, field=exc.field) from None
+        merged = acc if merged is None else merged.merge(acc)
+    return merged
+
+
+def run(args: argparse.Namespace, io: CliIO) -> int:
+    prepare(args, inputs=args.partials)
+    acc = merge_files(args.partials)
+    report = acc.finalize()
+    family = importlib.import_module(f".{acc.FAMILY}", __package__)
+    formatters = getattr(family, "REPORT_FORMATS", {})
+    for target_fmt in {t for t in [args.format] + [o.split(":", 1)[0] for o in args.output]}:
+        if target_fmt in ("wfgy", "rgb", "abilities", "safe", "jsonl") and target_fmt not in formatters:
+            raise ScoringError(f"--format {target_fmt} is not a format of a {acc.FAMILY} report")
+    report = apply_gate_rule(report, args, reference_format=next(iter(formatters), ""))
+    return emit_report(report, args, io, formatters=formatters)
