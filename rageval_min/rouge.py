@@ -74,7 +74,7 @@ import unicodedata
 from array import array
 from collections import Counter
 from functools import lru_cache
-from itertools import compress, count
+from itertools import chain, compress, count, repeat
 from typing import (
     Any,
     Callable,
@@ -86,7 +86,6 @@ from typing import (
     NamedTuple,
     Optional,
     Sequence,
-    Set,
     Tuple,
     Union,
 )
@@ -168,6 +167,18 @@ def _ref_bytes(text: str) -> bytes:
     if text.isascii():
         return text.encode("ascii").translate(_LOWER_TO_SPACE)
     return text.lower().encode("ascii", "replace").translate(_TO_SPACE)
+
+
+# The same two tables keeping "\n" (rougeLsum's sentence break) as it is.
+_TO_SPACE_NL = _TO_SPACE[:10] + b"\n" + _TO_SPACE[11:]
+_LOWER_TO_SPACE_NL = _LOWER_TO_SPACE[:10] + b"\n" + _LOWER_TO_SPACE[11:]
+
+
+def _ref_bytes_nl(text: str) -> bytes:
+    """:func:`_ref_bytes` with each ``"\n"`` kept."""
+    if text.isascii():
+        return text.encode("ascii").translate(_LOWER_TO_SPACE_NL)
+    return text.lower().encode("ascii", "replace").translate(_TO_SPACE_NL)
 
 
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")  # `$` also matches before a final "\n"
@@ -437,21 +448,27 @@ def _fmeasure(precision: Number, recall: Number) -> float:
     return 0.0
 
 
-def _ngram_counts(tokens: Sequence[str], n: int) -> "Counter[Hashable]":
+def _ngram_counts(tokens: Sequence[Hashable], n: int) -> "Counter[Hashable]":
     if n == 1:
         return Counter(tokens)
     return Counter(zip(*[tokens[k:] for k in range(n)]))
 
 
-def _score_ngrams(target: Sequence[str], prediction: Sequence[str], n: int) -> Score:
-    tc = _ngram_counts(target, n)
-    pc = _ngram_counts(prediction, n)
-    small, big = (tc, pc) if len(tc) <= len(pc) else (pc, tc)
-    overlap = 0
-    for gram, cnt in small.items():
-        other = big.get(gram)
-        if other is not None:
-            overlap += cnt if cnt < other else other
+def _overlap(a: Mapping[Hashable, int], b: Mapping[Hashable, int]) -> int:
+    """``sum(min(a[g], b[g]))`` over the keys the two counts share (in C: set ops and maps)."""
+    common = a.keys() & b.keys()
+    return sum(map(min, map(a.__getitem__, common), map(b.__getitem__, common)))
+
+
+def _score_ngrams(
+    target: Sequence[Hashable],
+    prediction: Sequence[Hashable],
+    n: int,
+    counts: Optional[Tuple[Mapping[Hashable, int], Mapping[Hashable, int]]] = None,
+) -> Score:
+    """rougeN; ``counts`` are the two n-gram counts when the caller has them already."""
+    tc, pc = counts if counts is not None else (_ngram_counts(target, n), _ngram_counts(prediction, n))
+    overlap = _overlap(tc, pc)
     precision = overlap / max(len(prediction) - n + 1, 1)
     recall = overlap / max(len(target) - n + 1, 1)
     return Score(precision, recall, _fmeasure(precision, recall))
@@ -483,36 +500,218 @@ def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable], lcs_f
     return _new_score(Score, (precision, recall, 0.0))
 
 
-def _score_lsum(ref_sents: List[List[str]], can_sents: List[List[str]]) -> Score:
-    if not ref_sents or not can_sents:
-        return Score(0, 0, 0)
-    m = sum(map(len, ref_sents))
-    n = sum(map(len, can_sents))
-    if not n or not m:
-        return Score(0, 0, 0)
-    ref_count: Counter[str] = Counter()
-    can_count: Counter[str] = Counter()
-    for s in ref_sents:
-        ref_count.update(s)
-    for s in can_sents:
-        can_count.update(s)
-    hits = 0
-    for ref in ref_sents:
-        if not ref:
+# --------------------------------------------------------- rougeLsum, packed
+
+# Bit reversal of one byte, for _reverser.
+_REV_BYTE = bytes(int(format(b, "08b")[::-1], 2) for b in range(256))
+# "0"/"1" -> 0/1, to turn a binary numeral into an iterable of bits for compress().
+_BIT01 = bytes.maketrans(b"01", b"\x00\x01")
+
+#: Bits of the DP columns one packed union-LCS run may hold (W * L, see
+#: :func:`_union_tokens`); larger inputs are cut into several runs.
+_PACK_BITS = 1 << 24
+
+
+def _reverser(nbytes: int) -> Callable[[int], int]:
+    """``x -> x`` with its lowest ``8 * nbytes`` bits in reverse order."""
+    frm = int.from_bytes
+
+    def rev(x: int) -> int:
+        return frm(x.to_bytes(nbytes, "little").translate(_REV_BYTE), "big")
+
+    return rev
+
+
+def _packed_union(
+    layout: List[Optional[Hashable]],
+    width: int,
+    masks: Dict[Hashable, int],
+    guards: int,
+    cans: List[List[Hashable]],
+) -> int:
+    """The union LCS bits of every reference sentence with the candidate sentences ``cans``.
+
+    ``layout`` is the reference text as one row per token with a ``None`` guard
+    row below and above each sentence, ``width`` (a multiple of 8) rows long;
+    ``masks`` maps each token to its rows, ``guards`` has the guard rows.  Each
+    sentence is a *lane*; a *block* is a copy of all lanes; each candidate
+    sentence goes into one block, several into one block one after the other
+    (longest first, onto the block filled least), right-aligned so that every
+    block ends at the last step ``L - 1`` (leading idle steps have no tokens).
+
+    Forward (the same columns as :func:`lcs_length`, for every lane and block
+    at once): column ``s`` is ``v`` after step ``s``, masked to the lane rows
+    so that a carry out of a lane's top row dies in the guard above it; a
+    block's lanes are set to all ones where a candidate sentence starts.
+
+    Backward: the walk of :func:`_lcs_walk` in every lane of every block at
+    once, with each lane's row index ``i`` held as the mask ``a`` of its rows
+    ``< i``.  In one column it looks for the *highest* row below ``i`` that is
+    a match or a 0 bit; the columns are therefore bit-reversed (:func:`_reverser`:
+    row 0 of a lane becomes its top bit) so that the lowest set bit of every
+    lane at once is ``h = z & ~(z - lb)``, where ``z`` has the lane's search
+    bits plus the guard bit above the lane (``gr``: the borrow from the lane's
+    lowest bit ``lb`` stops at the first set bit, the guard at the latest, so
+    lanes never interfere) -- ``h`` has exactly one bit per lane, the guard
+    when the lane has nothing left (the walk ends).  A match bit is recorded
+    and leaves the rows above it (``i = k``); a 0 bit leaves the rows from it up
+    (``i = k + 1``): ``a = (gr - h) ^ hit``, ``gr - h`` being each lane's bits
+    from ``h`` up to its top.  Where a block's candidate sentence ends (the
+    first step of its walk) its lanes are set whole again.
+
+    Returns the recorded bits of all blocks OR-ed into the ``width`` rows of
+    ``layout`` (bit ``p`` set: token ``layout[p]`` is in the union LCS of its
+    sentence with some candidate sentence).
+    """
+    lens = list(map(len, cans))
+    longest = max(lens)
+    n_blocks = max(1, sum(lens) // longest)
+    fill = [0] * n_blocks
+    blocks: List[List[List[Hashable]]] = [[] for _ in range(n_blocks)]
+    for k in sorted(range(len(cans)), key=lens.__getitem__, reverse=True):
+        b = fill.index(min(fill))
+        blocks[b].append(cans[k])
+        fill[b] += lens[k]
+    steps = max(fill)
+    nbytes = (width >> 3) * n_blocks
+    row_bytes = width >> 3
+    zero = bytes(row_bytes)
+    as_bytes = {tok: m.to_bytes(row_bytes, "little") for tok, m in masks.items()}.get
+    block_lanes = ((1 << width) - 1) ^ guards
+    starts = [0] * steps  # forward: lanes set to all ones before step s
+    ends = [0] * steps  # backward: lanes set whole before step s
+    seqs: List[List[bytes]] = []
+    shift = 0
+    for bl, f in zip(blocks, fill):
+        s = steps - f
+        seq = [zero] * s
+        lanes_b = block_lanes << shift
+        for can in bl:
+            starts[s] |= lanes_b
+            seq.extend(map(as_bytes, can, repeat(zero)))
+            s += len(can)
+            ends[s - 1] |= lanes_b
+        seqs.append(seq)
+        shift += width
+    frm = int.from_bytes
+    col_m: List[int] = []
+    col_mr: List[int] = []  # the same, bit-reversed
+    for step in zip(*seqs):
+        joined = b"".join(step)
+        col_m.append(frm(joined, "little"))
+        col_mr.append(frm(joined.translate(_REV_BYTE), "big"))
+    copies = 0
+    for b in range(n_blocks):
+        copies |= 1 << (b * width)
+    lanes = block_lanes * copies
+    v = lanes
+    cols: List[int] = []
+    append = cols.append
+    for m, start in zip(col_m, starts):
+        if start:
+            v |= start
+        if m:
+            u = v & m
+            v = ((v + u) | (v ^ u)) & lanes
+        append(v)
+    rev = _reverser(nbytes)
+    gr = rev((guards & (block_lanes >> 1)) * copies)  # the guard below each lane, reversed: above it
+    lb = rev(((guards >> 1) & block_lanes) * copies)  # each lane's top row, reversed: its lowest bit
+    lanes_r = rev(lanes)
+    a = 0
+    found = 0
+    for s in range(steps - 1, -1, -1):
+        end = ends[s]
+        if end:
+            a |= rev(end)
+        if not a:
             continue
-        masks = _position_masks(ref)
-        keys = masks.keys()
-        n_ref = len(ref)
-        union: Set[int] = set()
-        for can in can_sents:
-            if not keys.isdisjoint(can):
-                union.update(_lcs_walk(masks, n_ref, can))
-        for idx in sorted(union):
-            tok = ref[idx]
-            if can_count[tok] > 0 and ref_count[tok] > 0:
-                hits += 1
-                can_count[tok] -= 1
-                ref_count[tok] -= 1
+        mr = col_mr[s]
+        z = ((mr | (lanes_r ^ rev(cols[s]))) & a) | gr
+        h = z & ~(z - lb)
+        if mr:
+            hit = h & mr
+            found |= hit
+            a = (gr - h) ^ hit
+        else:
+            a = gr - h
+    out = 0
+    if found:
+        found = rev(found)
+        block = (1 << width) - 1
+        while found:
+            out |= found & block
+            found >>= width
+    return out
+
+
+def _union_tokens(ref_sents: List[List[Hashable]], can_sents: List[List[Hashable]]) -> List[Hashable]:
+    """The tokens of each reference sentence's union LCS with all candidate sentences, in text order.
+
+    The same multiset as ``[ref[i] for ref in ref_sents for i in sorted(union)]``
+    with the unions of :func:`_lcs_walk` (the reference's ``_union_lcs``); the
+    sentences are non-empty.  A pair of single sentences is walked directly;
+    otherwise :func:`_packed_union` does all sentence pairs at once, in runs of
+    at most :data:`_PACK_BITS` column bits (a candidate sentence too long for
+    one run is walked against each reference sentence).
+    """
+    if len(ref_sents) == 1 and len(can_sents) == 1:
+        ref = ref_sents[0]
+        return [ref[i] for i in _lcs_walk(_position_masks(ref), len(ref), can_sents[0])]
+    layout: List[Optional[Hashable]] = [None]
+    for ref in ref_sents:
+        layout.extend(ref)
+        layout.append(None)
+    width = (len(layout) + 7) & ~7
+    layout.extend(repeat(None, width - len(layout)))
+    masks = _position_masks(layout)
+    guards = masks.pop(None)
+    budget = max(1, _PACK_BITS // width)
+    union = 0
+    run: List[List[Hashable]] = []
+    run_len = 0
+    alone: List[List[Hashable]] = []
+    for can in can_sents:
+        if len(can) > budget:
+            alone.append(can)
+            continue
+        if run_len + len(can) > budget:
+            union |= _packed_union(layout, width, masks, guards, run)
+            run, run_len = [], 0
+        run.append(can)
+        run_len += len(can)
+    if run:
+        union |= _packed_union(layout, width, masks, guards, run)
+    if alone:
+        base = 1
+        for ref in ref_sents:
+            ref_masks = _position_masks(ref)
+            for can in alone:
+                for i in _lcs_walk(ref_masks, len(ref), can):
+                    union |= 1 << (base + i)
+            base += len(ref) + 1
+    if not union:
+        return []
+    bits = format(union, "b").encode("ascii").translate(_BIT01)[::-1]
+    return list(compress(layout, bits))  # type: ignore[arg-type]
+
+
+def _score_lsum(
+    ref_sents: List[List[Hashable]], can_sents: List[List[Hashable]], m: int, n: int, can_count: Mapping[Hashable, int]
+) -> Score:
+    """rougeLsum of non-empty token sentences; ``m``, ``n`` token totals, ``can_count`` the candidate's counts.
+
+    The reference visits the union tokens sentence by sentence and counts a
+    hit while both whole-text counts of the token are positive, decrementing
+    both.  The reference count is always positive there (a token's union
+    positions are distinct positions of the reference, at most its count, and
+    each visit decrements at most once), so a token ``t`` gives
+    ``min(can_count[t], union_count[t])`` hits, in any order.
+    """
+    if not m or not n:
+        return Score(0, 0, 0)
+    uc = Counter(_union_tokens(ref_sents, can_sents))
+    hits = sum(map(min, uc.values(), map(can_count.__getitem__, uc)))
     recall = hits / m
     precision = hits / n
     return Score(precision, recall, _fmeasure(precision, recall))
@@ -573,8 +772,28 @@ def validate_rouge_types(rouge_types: Iterable[str]) -> List[str]:
     return list(names)
 
 
-def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[str]]:
-    return [_tokens(s, stem, tokenizer) for s in text.split("\n") if s]
+def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Hashable]]:
+    """rougeLsum's sentences: the tokens of each line of ``text.split("\\n")``, token-less ones dropped.
+
+    (A sentence without tokens adds nothing to a rougeLsum score.)  With the
+    reference tokenizer the whole text is mapped at once: lower-casing and the
+    byte tables act on each character alone and ``"\\n"`` separates tokens,
+    so each line gets the tokens it gets when tokenized alone.
+    """
+    if tokenizer != "reference":
+        return [toks for toks in (_tokens(line, stem, tokenizer) for line in text.split("\n") if line) if toks]
+    lines = _ref_bytes_nl(text).split(b"\n")
+    if not stem:
+        return [toks for toks in map(bytes.split, lines) if toks]
+    get = _STEMS.__getitem__
+    out: List[List[Hashable]] = []
+    for line in lines:
+        toks = list(map(get, line.decode("ascii").split()))
+        if "" in toks:
+            toks = [t for t in toks if t]
+        if toks:
+            out.append(toks)
+    return out
 
 
 def score(
@@ -619,18 +838,43 @@ def score(
         raise ScoringError(f"expected a string, got {type(prediction).__name__}", field="prediction")
     lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
-    t_tok: Optional[List[str]] = None
-    p_tok: Optional[List[str]] = None
+    t_tok: Optional[List[Hashable]] = None
+    p_tok: Optional[List[Hashable]] = None
+    t_sents: Optional[List[List[Hashable]]] = None
+    p_sents: Optional[List[List[Hashable]]] = None
+    p_count: Optional["Counter[Hashable]"] = None
+    unigrams: Optional[Tuple["Counter[Hashable]", "Counter[Hashable]"]] = None
+    if any(n == -2 for _, n in parsed):
+        t_sents = _sentences(target, stem, tokenizer)
+        p_sents = _sentences(prediction, stem, tokenizer)
+        if tokenizer == "reference" and any(n != -2 for _, n in parsed):
+            # the whole-text tokens are the lines' tokens one after the other
+            t_tok = list(chain.from_iterable(t_sents))
+            p_tok = list(chain.from_iterable(p_sents))
     result: Dict[str, Score] = {}
     for name, n in parsed:
         if n == -2:
-            result[name] = _score_lsum(_sentences(target, stem, tokenizer), _sentences(prediction, stem, tokenizer))
+            assert t_sents is not None and p_sents is not None
+            if p_tok is None:  # no whole-text tokens (yet): count the lines' tokens
+                lines_count = Counter(chain.from_iterable(p_sents))
+            else:  # the whole-text tokens are the lines' tokens
+                if p_count is None:
+                    p_count = Counter(p_tok)
+                lines_count = p_count
+            m = sum(map(len, t_sents))
+            result[name] = _score_lsum(t_sents, p_sents, m, sum(lines_count.values()), lines_count)
             continue
         if t_tok is None or p_tok is None:
             t_tok = _tokens(target, stem, tokenizer)
             p_tok = _tokens(prediction, stem, tokenizer)
         if n == -1:
             result[name] = _score_lcs(t_tok, p_tok, lcs_fn)
+        elif n == 1:
+            if unigrams is None:
+                if p_count is None:
+                    p_count = Counter(p_tok)
+                unigrams = (Counter(t_tok), p_count)
+            result[name] = _score_ngrams(t_tok, p_tok, 1, unigrams)
         else:
             result[name] = _score_ngrams(t_tok, p_tok, n)
     return result

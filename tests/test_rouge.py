@@ -4,6 +4,7 @@ import json
 import os
 import random
 import re
+from collections import Counter
 from typing import Any, Dict, List
 
 import pytest
@@ -265,6 +266,51 @@ def test_lcs_long_sequences() -> None:
     a = [rng.choice("abcd") for _ in range(5000)]  # beyond the cached powers of two
     b = [rng.choice("abcd") for _ in range(300)]
     assert lcs_length(a, b) == _lcs_table(b, a)[-1][-1]
+
+
+def _summary_level_table(ref_sents: List[List[str]], can_sents: List[List[str]]) -> Any:
+    """The reference's ``_summary_level_lcs`` on the full tables (written here for the test):
+    the union tokens in visiting order, and the hits of its count-and-decrement loop."""
+    ref_count: "Counter[str]" = Counter(t for s in ref_sents for t in s)
+    can_count: "Counter[str]" = Counter(t for s in can_sents for t in s)
+    visited, hits = [], 0
+    for ref in ref_sents:
+        union = set()
+        for can in can_sents:
+            union.update(_table_backtrack(ref, can))
+        for idx in sorted(union):
+            tok = ref[idx]
+            visited.append(tok)
+            if can_count[tok] > 0 and ref_count[tok] > 0:
+                hits += 1
+                can_count[tok] -= 1
+                ref_count[tok] -= 1
+    return visited, hits
+
+
+def _random_sentences(rng: random.Random, letters: str) -> List[List[str]]:
+    longest = rng.choice([1, 3, 8, 25, 70])
+    return [[rng.choice(letters) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 7))]
+
+
+@pytest.mark.parametrize("pack_bits", [1 << 24, 2048, 256, 1])
+def test_rougeLsum_union_against_table(monkeypatch: pytest.MonkeyPatch, pack_bits: int) -> None:
+    """The packed union LCS (every sentence pair at once, bit-reversed columns) visits exactly the
+    tokens of the reference's table backtrack, in the same order, and gives the same hits;
+    ``pack_bits`` forces one packed run, several runs, and sentences walked alone."""
+    monkeypatch.setattr(rouge, "_PACK_BITS", pack_bits)
+    rng = random.Random(pack_bits)
+    for _ in range(1500):
+        k = rng.choice([2, 3, 5, 20])
+        k2 = k + rng.choice([0, 0, 1, 3])  # candidate letters missing from the reference
+        refs = _random_sentences(rng, "abcdefghijklmnopqrstuvw"[:k])
+        cans = _random_sentences(rng, "abcdefghijklmnopqrstuvw"[:k2])
+        visited, hits = _summary_level_table(refs, cans)
+        assert rouge._union_tokens(refs, cans) == visited, (refs, cans)  # type: ignore[arg-type]
+        can_count = Counter(t for s in cans for t in s)
+        m, n = sum(map(len, refs)), sum(map(len, cans))
+        got = rouge._score_lsum(refs, cans, m, n, can_count)  # type: ignore[arg-type]
+        assert got == (hits / n, hits / m, rouge._fmeasure(hits / n, hits / m))
 
 
 # ---------------------------------------------------------------- signature
