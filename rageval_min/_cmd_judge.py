@@ -8,13 +8,12 @@ the cache, retries, concurrency and replay work exactly as in a family's
 import argparse
 import json
 import math
-import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import _cli_judge, judges
-from ._cli_common import CliIO, emit_report, prepare
+from ._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
 from ._io import Problems, atomic_writer, iter_records, read_text
-from ._report import FORMATS, Report
+from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .gates import GateOutcome
@@ -38,14 +37,14 @@ def register(sub: Any) -> None:
         "run",
         help="answer every prompt of a JSONL/JSON/CSV/TSV file",
         description="Answer every record's prompt (the --prompt-field, or the --judge-template rendered "
-        "with the record's fields; a null prompt is not sent) and write one JSON line per record to --output: "
+        "with the record's fields; a null prompt is not sent) and write one JSON line per record to --records: "
         '{"id", "answer", "error"}, or the record itself with --answer-field. '
         "The run stats (judge_calls, judge_cache_hits, judge_failures, "
-        "judge_unparseable) are the report on stdout (or --stats PATH) and can be gated; "
+        "judge_unparseable) are the report on stdout (or --output [FORMAT:]PATH) and can be gated; "
         "exit 1 when any call failed or a --gate fails.",
     )
     r.add_argument("--input", required=True, metavar="PROMPTS.jsonl", help="records with an id and a prompt")
-    r.add_argument("--output", required=True, metavar="ANSWERS.jsonl", help="where to write the answers (atomically)")
+    add_records_option(r, what="the answers, one JSON line per record")
     r.add_argument(
         "--id-field", default="id", metavar="NAME", help="record id field (default: id; else the line number)"
     )
@@ -71,16 +70,7 @@ def register(sub: Any) -> None:
         "e.g. temperature=0; repeatable",
     )
     _cli_judge.add_judge_options(r)
-    g = r.add_argument_group("stats report and gates")
-    g.add_argument("--format", choices=list(FORMATS), default="json", help="format of the stats report (default: json)")
-    g.add_argument("--stats", metavar="PATH", help="write the stats report to PATH instead of stdout")
-    g.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar='"NAME OP VALUE"',
-        help='e.g. "judge_cache_hits >= 10"; repeatable',
-    )
+    add_report_options(r)
     r.set_defaults(func=run)
     p.set_defaults(func=_no_subcommand)
 
@@ -258,24 +248,8 @@ def compute(
     return report, rows
 
 
-def _check_stats_path(args: argparse.Namespace) -> None:
-    """Refuse a ``--stats`` path that names the input, the answers file or the judge cache."""
-    if not args.stats or args.stats == "-":
-        return
-    for label, other in (("--input", args.input), ("--output", args.output), ("--judge-cache", args.judge_cache)):
-        if other and other != "-" and _same_file(args.stats, other):
-            raise ScoringError(f"--stats {args.stats} names the same file as {label} {other}; refusing to overwrite it")
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    # --output is the answers file (a data stream); the stats report goes to --stats or stdout.
+    # --records is the answers file; the stats report goes to --output or stdout.
     prepare(args, inputs=[args.input], metric_names=METRICS)
     for value, option in (
         (args.id_field, "--id-field"),
@@ -283,8 +257,6 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         (args.answer_field, "--answer-field"),
     ):
         _cli_judge.check_text(value, option)
-    _check_stats_path(args)
-    stats_ns = argparse.Namespace(format=args.format, output=[args.stats] if args.stats else [], gate=args.gate)
     template = _load_template(args.judge_template)
     args.judge_template = None  # the generic command renders the template itself
     params = parse_params(args.param, args.system)
@@ -294,7 +266,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         report, rows = compute(runner, data, params=params, template=template, answer_field=args.answer_field)
     finally:
         runner.close()
-    with atomic_writer(args.output) as fh:
+    with atomic_writer(args.records) as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return emit_report(report, stats_ns, io)
+    return emit_report(report, args, io)

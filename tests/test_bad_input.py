@@ -53,7 +53,7 @@ COMMANDS = {
     "mtrag algorithmic": lambda f, o: ["mtrag", "algorithmic", "--input", f, "--output", o],
     "mtrag condition": lambda f, o: ["mtrag", "condition", "--input", f, "--output", o],
     "mtrag summarize": lambda f, o: ["mtrag", "summarize", "--input", f, "--output", o],
-    "judge run": lambda f, o: ["judge", "run", "--input", f, "--output", o, "--judge", "replay:" + f + ".cache"],
+    "judge run": lambda f, o: ["judge", "run", "--input", f, "--records", o, "--judge", "replay:" + f + ".cache"],
 }
 
 BAD_FILES = {

@@ -34,7 +34,7 @@ INPUT_OPTIONS = ("--input", "--record", "--trace")
 
 
 def _argv(case):
-    return [a if not a.startswith(G) else os.path.join(ROOT, a) for a in case["argv"]]
+    return [a.replace(G, os.path.join(ROOT, G)) if G in a else a for a in case["argv"]]
 
 
 def _run(argv):

@@ -32,7 +32,7 @@ def _rows(path):
 
 
 def _base(server, inp, out, *extra):
-    return ["judge", "run", "--input", inp, "--output", out, "--judge", server.base_url, "--judge-model", "m"] + list(
+    return ["judge", "run", "--input", inp, "--records", out, "--judge", server.base_url, "--judge-model", "m"] + list(
         extra
     )
 
@@ -129,7 +129,7 @@ def test_judge_run_input_errors(server, tmp_path):
     assert r.code == 2 and "choose a subcommand" in r.err
     r = run_cli(_base(server, str(inp), str(tmp_path / "a.jsonl"), "--param", "oops"))
     assert r.code == 2 and "KEY=VALUE" in r.err
-    r = run_cli(["judge", "run", "--input", str(inp), "--output", "x", "--judge", "http://127.0.0.1:1/v1"])
+    r = run_cli(["judge", "run", "--input", str(inp), "--records", "x", "--judge", "http://127.0.0.1:1/v1"])
     assert r.code == 2 and "--judge-model" in r.err
 
 
@@ -140,12 +140,12 @@ def test_live_run_and_replay_give_identical_output(server, tmp_path):
     assert run_cli(_base(server, inp, live, "--judge-cache", cache, "--param", "temperature=0")).code == 0
     server.__exit__()  # no server any more
     r = run_subprocess(
-        ["judge", "run", "--input", inp, "--output", replay, "--judge", "replay:" + cache, "--param", "temperature=0"]
+        ["judge", "run", "--input", inp, "--records", replay, "--judge", "replay:" + cache, "--param", "temperature=0"]
     )
     assert r.code == 0, r.err
     with open(live, "rb") as a, open(replay, "rb") as b:
         assert a.read() == b.read()
-    r = run_subprocess(["judge", "run", "--input", inp, "--output", replay, "--judge", "replay:" + cache])
+    r = run_subprocess(["judge", "run", "--input", inp, "--records", replay, "--judge", "replay:" + cache])
     assert r.code == 2 and "replay: no cached answer" in r.err
 
 
@@ -213,7 +213,7 @@ def test_vendored_core_names_the_pip_command_for_openai(tmp_path):
             "run",
             "--input",
             "p.jsonl",
-            "--output",
+            "--records",
             "a.jsonl",
             "--judge",
             "openai:gpt-4o-mini",
@@ -295,8 +295,8 @@ def test_judge_run_checks_gates_and_paths_before_any_call(server, tmp_path):
     r = run_cli(_base(server, inp, inp))
     assert r.code == 2 and "same file" in r.err
     cache = str(tmp_path / "c.jsonl")
-    r = run_cli(_base(server, inp, str(tmp_path / "a.jsonl"), "--judge-cache", cache, "--stats", cache))
-    assert r.code == 2 and "--stats" in r.err and "same file" in r.err
+    r = run_cli(_base(server, inp, str(tmp_path / "a.jsonl"), "--judge-cache", cache, "--output", cache))
+    assert r.code == 2 and "--output" in r.err and "same file" in r.err
     assert server.requests == [] and not os.path.exists(str(tmp_path / "a.jsonl"))
 
 
@@ -313,7 +313,7 @@ def test_unsafe_replay_cache_exits_2_naming_the_line(tmp_path, line, why):
     inp = _prompts(tmp_path / "p.jsonl", 1)
     cache = tmp_path / "c.jsonl"
     cache.write_text('{"key": "k0", "answer": "a"}\n' + line + "\n", encoding="utf-8")
-    argv = ["judge", "run", "--input", inp, "--output", str(tmp_path / "a.jsonl"), "--judge", "replay:" + str(cache)]
+    argv = ["judge", "run", "--input", inp, "--records", str(tmp_path / "a.jsonl"), "--judge", "replay:" + str(cache)]
     r = run_cli(argv)
     assert r.code == 2 and "c.jsonl:2:" in r.err and why in r.err, r.err
     r = run_cli(argv[:-2] + ["--judge", "cmd:true", "--judge-cache", str(cache)])
@@ -356,6 +356,6 @@ def test_pass_env_option_reaches_cmd_judges(tmp_path, monkeypatch):
     code = "import os; print(os.environ.get('RAGEVAL_MIN_JUDGE_API_KEY', 'none'), end='')"
     spec = "cmd:" + " ".join([sys.executable, "-c", '"' + code + '"'])
     out = str(tmp_path / "a.jsonl")
-    base = ["judge", "run", "--input", inp, "--output", out, "--judge", spec]
+    base = ["judge", "run", "--input", inp, "--records", out, "--judge", spec]
     assert run_cli(base).code == 0 and _rows(out)[0]["answer"] == "none"
     assert run_cli(base + ["--judge-pass-env"]).code == 0 and _rows(out)[0]["answer"] == "k-secret"
