@@ -234,11 +234,6 @@ def _read_template(path: Optional[str]) -> Optional[str]:
     return None if path is None else read_text(path, what="judge template")
 
 
-def _rgb_format(report: Report, outcomes: Any) -> str:
-    # the exact _result.json text (no trailing newline in a file, as the reference writes it)
-    return rgb.format_result_json(report.result)
-
-
 # --------------------------------------------------------------------------- mix
 
 
@@ -318,7 +313,7 @@ def run_score(args: argparse.Namespace, io: CliIO) -> int:
     if args.format == "rgb":
         for d in report.diagnostics:
             io.stderr.write(f"rageval-min: rgb score: note: {d}\n")
-    return emit_report(report, args, io, formatters={"rgb": _rgb_format}, stdout_suffix={"rgb": "\n"})
+    return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix={"rgb": "\n"})
 
 
 # --------------------------------------------------------------------------- judge
@@ -376,7 +371,7 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
             on_item=on_item,
         )
     report = _cli_judge.with_judge_stats(report, runner)
-    return emit_report(report, args, io, formatters={"rgb": _rgb_format}, stdout_suffix={"rgb": "\n"})
+    return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix={"rgb": "\n"})
 
 
 def _check_output_folders(paths: Sequence[Optional[str]]) -> None:
@@ -446,11 +441,6 @@ def render_report_markdown(report: Report, outcomes: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_report_abilities(report: Report, outcomes: Any) -> str:
-    """The abilities object alone, as JSON (indent 2), as ``expected_abilities.json`` holds it."""
-    return json.dumps(report.result["abilities"], indent=2, ensure_ascii=False) + "\n"
-
-
 def run_report(args: argparse.Namespace, io: CliIO) -> int:
     gates = prepare(args, inputs=list(args.input))
     check_gate_names(gates, rgb.report_metric_names(args.input))
@@ -458,6 +448,6 @@ def run_report(args: argparse.Namespace, io: CliIO) -> int:
     formatters = {
         "text": render_report_text,
         "markdown": render_report_markdown,
-        "abilities": render_report_abilities,
+        "abilities": rgb.format_abilities,
     }
     return emit_report(report, args, io, formatters=formatters)

@@ -54,6 +54,7 @@ reference's catch-all does (raising :class:`InstanceSkipped`, which batch caller
 diagnostic naming the record) or returns the spec's defined value with a diagnostic.
 """
 
+import functools
 import hashlib
 import json
 import math
@@ -77,8 +78,9 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import Problems, iter_records
+from ._parallel import accumulate_items
 from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
@@ -88,6 +90,7 @@ __all__ = [
     "FACT_KEYWORDS",
     "FAMILY",
     "FactJudgeScores",
+    "REPORT_FORMATS",
     "InstanceSkipped",
     "JUDGED",
     "JudgeAccumulator",
@@ -110,7 +113,9 @@ __all__ = [
     "check_noise_rate",
     "check_variants",
     "dataset_branch",
+    "format_abilities",
     "format_result_json",
+    "format_result_text",
     "ground_truth_of",
     "has_fact_flag",
     "is_rejection",
@@ -1219,6 +1224,24 @@ def signature(*, variants: Iterable[str] = (), params: Sequence[Tuple[str, objec
     return make_signature(FAMILY, REFERENCE, check_variants(variants), params)
 
 
+def format_abilities(report: Report, outcomes: Any = ()) -> str:
+    """An ``rgb report``'s abilities object alone, as JSON (indent 2), as ``expected_abilities.json`` holds it."""
+    abilities = report.result.get("abilities") if isinstance(report.result, Mapping) else None
+    if abilities is None:
+        raise ScoringError("--format abilities is the format of an rgb report (rgb report), not of this report")
+    return json.dumps(abilities, indent=2, ensure_ascii=False) + "\n"
+
+
+def format_result_text(report: Report, outcomes: Any = ()) -> str:
+    """A score report's ``result`` as the reference's ``_result.json`` text (no final newline, as it writes it)."""
+    return format_result_json(report.result)
+
+
+#: The reference's own output formats of an rgb report (name -> renderer), for the CLI and ``merge``:
+#: ``rgb`` is the ``_result.json`` text of ``rgb score``/``rgb judge``, ``abilities`` the table of ``rgb report``.
+REPORT_FORMATS = {"rgb": format_result_text, "abilities": format_abilities}
+
+
 # --------------------------------------------------------------------------- accumulators
 
 #: The judged modes: ``reject`` = ``reject_evalue.py`` (Rej*), ``fact`` = ``fact_evalue.py`` (ED*, CR).
@@ -1520,6 +1543,72 @@ def resolve_noise_rate(path: str, noise_rate: Optional[float] = None) -> float:
     return check_noise_rate(rate, path=path)
 
 
+def _valid_rows(
+    rows: Iterable[Row],
+    path: Optional[str],
+    problems: Problems,
+    *,
+    fact: bool,
+    use_labels: bool,
+    failure: List[ScoringError],
+    on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
+) -> Iterator[Row]:
+    """The records whose structure is sound, while no problem has been found (this process).
+
+    Malformed records go to ``problems`` (up to its limit); a read error of ``rows`` is
+    put in ``failure`` (not raised), so the caller raises it only after the records
+    yielded before it were scored, as a lazy single pass would.
+    """
+
+    def bad(msg: str, line: Optional[int], rec: Mapping[str, Any], field: Optional[str]) -> None:
+        problems.add(msg, path=path, line=line, record=_record_who(rec), field=field)
+
+    it = iter(rows)
+    while True:
+        try:
+            line, rec = next(it)
+        except StopIteration:
+            return
+        except ScoringError as exc:
+            failure.append(exc)
+            return
+        if problems.full:
+            return
+        if use_labels and "label" in rec:
+            if rec["label"] is not None:
+                try:
+                    validate_stored_label(rec["label"], rec.get("factlabel"), fact=fact)
+                except ScoringError as exc:
+                    bad(exc.msg, line, rec, exc.field)
+                    continue
+        elif "prediction" not in rec:
+            bad("record has no 'prediction'", line, rec, "prediction")
+            continue
+        elif "ans" not in rec and "answer" not in rec:
+            bad("record has neither 'ans' nor 'answer' (the ground truth)", line, rec, "ans")
+            continue
+        if not problems:
+            if on_row is not None:
+                on_row(rec)
+            yield line, rec
+
+
+def _label_one(
+    rec: Mapping[str, Any], *, dataset: str, variants: Sequence[str], use_labels: bool
+) -> Tuple[Optional[Label], Optional[str], Optional[str]]:
+    """``(label, skip reason, note)`` of a structurally sound record (``label`` None: dropped)."""
+    if use_labels and "label" in rec:
+        if rec["label"] is None:
+            reason = str(rec.get("rgb_skipped") or "label is null")
+            return None, reason, f"skipped: {reason}"
+        return Label(rec["label"], rec.get("factlabel", 0), rec.get("prediction", "")), None, None
+    try:
+        lab = label_prediction(rec["prediction"], ground_truth_of(rec), dataset=dataset, variants=variants)
+    except InstanceSkipped as exc:
+        return None, exc.msg, f"skipped (as the reference does): {exc.msg}"
+    return lab, None, None
+
+
 def label_records(
     rows: Iterable[Row],
     path: Optional[str],
@@ -1537,46 +1626,52 @@ def label_records(
     ``label`` is used (``None`` = skipped earlier, reason in ``rgb_skipped``).
     """
     problems = Problems()
-    fact = _is_fact(dataset)
-
-    def bad(msg: str, line: Optional[int], rec: Mapping[str, Any], field: Optional[str]) -> None:
-        problems.add(msg, path=path, line=line, record=_record_who(rec), field=field)
-
-    for line, rec in rows:
-        if problems.full:
-            break
-        if use_labels and "label" in rec:
-            if rec["label"] is None:
-                reason = str(rec.get("rgb_skipped") or "label is null")
-                notes.append(_note(path, line, rec, f"skipped: {reason}"))
-                if not problems:
-                    yield line, rec, None, reason
-                continue
-            try:
-                validate_stored_label(rec["label"], rec.get("factlabel"), fact=fact)
-            except ScoringError as exc:
-                bad(exc.msg, line, rec, exc.field)
-                continue
-            stored = Label(rec["label"], rec.get("factlabel", 0), rec.get("prediction", ""))
-            if not problems:
-                yield line, rec, stored, None
-            continue
-        if "prediction" not in rec:
-            bad("record has no 'prediction'", line, rec, "prediction")
-            continue
-        if "ans" not in rec and "answer" not in rec:
-            bad("record has neither 'ans' nor 'answer' (the ground truth)", line, rec, "ans")
-            continue
-        try:
-            lab = label_prediction(rec["prediction"], ground_truth_of(rec), dataset=dataset, variants=variants)
-        except InstanceSkipped as exc:
-            notes.append(_note(path, line, rec, f"skipped (as the reference does): {exc.msg}"))
-            if not problems:
-                yield line, rec, None, exc.msg
-            continue
-        if not problems:
-            yield line, rec, lab, None
+    failure: List[ScoringError] = []
+    for line, rec in _valid_rows(rows, path, problems, fact=_is_fact(dataset), use_labels=use_labels, failure=failure):
+        lab, reason, note = _label_one(rec, dataset=dataset, variants=variants, use_labels=use_labels)
+        if note is not None:
+            notes.append(_note(path, line, rec, note))
+        yield line, rec, lab, reason
+    if failure:
+        raise failure[0]
     problems.raise_if_any()
+
+
+def _record_row(
+    numbered: Row,
+    *,
+    path: Optional[str],
+    dataset: str,
+    noise_rate: Number,
+    variants: Sequence[str],
+    use_labels: bool,
+    judged: Optional[str],
+) -> Tuple[ItemRow, Optional[str]]:
+    """One structurally sound record's item row and its skip note (or None): the per-item work.
+
+    Module-level with plain options, so the engine can run it in worker processes.
+    """
+    line, rec = numbered
+    lab, reason, note = _label_one(rec, dataset=dataset, variants=variants, use_labels=use_labels)
+    rid = rec.get("id")
+    if lab is None:
+        return skipped_row(rid, str(reason), judged=judged), _note(path, line, rec, str(note))
+    if judged:
+        who = _record_who(rec)
+        if "evaluation" not in rec:
+            raise ScoringError(
+                "record has no 'evaluation' (the stored judge output)",
+                path=path,
+                line=line,
+                record=who,
+                field="evaluation",
+            )
+        if not isinstance(rec["evaluation"], str):
+            raise ScoringError("'evaluation' is not a string", path=path, line=line, record=who, field="evaluation")
+        template = str(rec.get("judge_template", "unrecorded"))
+        return judged_row(rid, lab.label, rec["evaluation"], judged=judged, judge_template=template, who=who), None
+    row = label_row(rid, lab.label, lab.factlabel, dataset=dataset, noise_rate=noise_rate, variants=variants)
+    return row, None
 
 
 def score_item(
@@ -1607,44 +1702,45 @@ def score_item(
 def _accumulate_rows(
     acc: ScoreAccumulator,
     rows: Iterable[Row],
-    path: str,
+    path: Optional[str],
     on_item: Optional[Callable[[ItemRow], None]],
     record_rates: Optional[Set[str]] = None,
 ) -> ScoreAccumulator:
-    notes: List[str] = []
-    for line, rec, lab, reason in label_records(
-        rows, path, notes, dataset=acc.dataset, variants=acc.variants, use_labels=acc.use_labels
-    ):
+    """Check the records here, label and score them on the current engine, in input order.
+
+    The skip notes reach ``acc`` in input order; a malformed record (collected up to the
+    limit) or a read error is raised after the records before it were scored, and an
+    error in a record's judge output as soon as its turn comes, as one lazy pass does.
+    """
+    problems = Problems()
+    failure: List[ScoringError] = []
+
+    def seen_rate(rec: Mapping[str, Any]) -> None:
         if record_rates is not None and "noise_rate" in rec:
             record_rates.add(str(rec["noise_rate"]))
-        while notes:
-            acc.skip(notes.pop(0))
-        rid = rec.get("id")
-        if lab is None:
-            row = skipped_row(rid, str(reason), judged=acc.judged)
-        elif acc.judged:
-            who = _record_who(rec)
-            if "evaluation" not in rec:
-                raise ScoringError(
-                    "record has no 'evaluation' (the stored judge output)",
-                    path=path,
-                    line=line,
-                    record=who,
-                    field="evaluation",
-                )
-            if not isinstance(rec["evaluation"], str):
-                raise ScoringError("'evaluation' is not a string", path=path, line=line, record=who, field="evaluation")
-            template = str(rec.get("judge_template", "unrecorded"))
-            row = judged_row(rid, lab.label, rec["evaluation"], judged=acc.judged, judge_template=template, who=who)
-        else:
-            row = label_row(
-                rid, lab.label, lab.factlabel, dataset=acc.dataset, noise_rate=acc.noise_rate, variants=acc.variants
-            )
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    for n in notes:
-        acc.skip(n)
+
+    valid = _valid_rows(
+        rows,
+        path,
+        problems,
+        fact=_is_fact(acc.dataset),
+        use_labels=acc.use_labels,
+        failure=failure,
+        on_row=seen_rate if record_rates is not None else None,
+    )
+    fn = functools.partial(
+        _record_row,
+        path=path,
+        dataset=acc.dataset,
+        noise_rate=acc.noise_rate,
+        variants=acc.variants,
+        use_labels=acc.use_labels,
+        judged=acc.judged,
+    )
+    accumulate_items(acc, fn, valid, on_item=on_item, on_result=acc.skip)
+    if failure:
+        raise failure[0]
+    problems.raise_if_any()
     return acc
 
 
@@ -1664,12 +1760,16 @@ def score_file(
     judged one).  ``dataset`` defaults to the file name's; ``noise_rate`` to the records'
     (which must agree), else the file name's.  ``on_item`` receives every item row
     (:func:`label_row`, :func:`judged_row` or :func:`skipped_row`) in input order.
+
+    The file is read twice when ``noise_rate`` is not given (the records' rates first).
+    The records are checked in this process; the labelling runs on the current engine
+    (``--jobs``, ``--engine dask``), and the result is the same for any engine.
     """
     variants = check_variants(variants)
     ds = resolve_dataset(path, dataset)
     nr = resolve_noise_rate(path, noise_rate)
     acc = ScoreAccumulator(dataset=ds, noise_rate=nr, use_labels=use_labels, variants=variants, judged=judged)
-    return _accumulate_rows(acc, read_records(path), path, on_item).finalize()
+    return finish(_accumulate_rows(acc, read_records(path), path, on_item))
 
 
 def score_judged_records(
@@ -1685,13 +1785,14 @@ def score_judged_records(
 ) -> Report:
     """``rgb judge``: score judged records in memory (as ``rgb score --judged --use-labels`` reads them).
 
-    ``path`` names the records in diagnostics (line = 1-based position).
+    ``path`` names the records in diagnostics (line = 1-based position).  The judge
+    calls happen before (in the caller); only this scoring runs on the current engine.
     """
     acc = JudgeAccumulator(
         dataset=dataset, noise_rate=noise_rate, judged=judged, judge_model=judge_model, variants=variants
     )
-    rows = [(i, dict(rec)) for i, rec in enumerate(records, 1)]
-    return _accumulate_rows(acc, rows, path, on_item).finalize()
+    rows = ((i, dict(rec)) for i, rec in enumerate(records, 1))
+    return finish(_accumulate_rows(acc, rows, path, on_item))
 
 
 def labelled_record(
