@@ -455,9 +455,16 @@ def _ngram_counts(tokens: Sequence[Hashable], n: int) -> "Counter[Hashable]":
 
 
 def _overlap(a: Mapping[Hashable, int], b: Mapping[Hashable, int]) -> int:
-    """``sum(min(a[g], b[g]))`` over the keys the two counts share (in C: set ops and maps)."""
-    common = a.keys() & b.keys()
-    return sum(map(min, map(a.__getitem__, common), map(b.__getitem__, common)))
+    """``sum(min(a[g], b[g]))`` over the keys the two counts share."""
+    if len(a) > len(b):
+        a, b = b, a
+    overlap = 0
+    get = b.get
+    for gram, cnt in a.items():
+        other = get(gram)
+        if other is not None:
+            overlap += cnt if cnt < other else other
+    return overlap
 
 
 def _score_ngrams(
@@ -605,36 +612,40 @@ def _packed_union(
         copies |= 1 << (b * width)
     lanes = block_lanes * copies
     v = lanes
-    cols: List[int] = []
-    append = cols.append
+    # per step, the bytes of the rows that stop the walk going up: matches and 0 bits of the column
+    stops: List[bytes] = []
+    append = stops.append
     for m, start in zip(col_m, starts):
         if start:
             v |= start
         if m:
             u = v & m
             v = ((v + u) | (v ^ u)) & lanes
-        append(v)
+            append(((lanes ^ v) | m).to_bytes(nbytes, "little"))
+        else:
+            append((lanes ^ v).to_bytes(nbytes, "little"))
+    # all steps bit-reversed at once: step s is bytes [s * nbytes, (s + 1) * nbytes) of `flipped`
+    flipped = b"".join(stops).translate(_REV_BYTE)
     rev = _reverser(nbytes)
     gr = rev((guards & (block_lanes >> 1)) * copies)  # the guard below each lane, reversed: above it
     lb = rev(((guards >> 1) & block_lanes) * copies)  # each lane's top row, reversed: its lowest bit
-    lanes_r = rev(lanes)
     a = 0
     found = 0
-    for s in range(steps - 1, -1, -1):
-        end = ends[s]
+    hi = steps * nbytes
+    for end, mr in zip(reversed(ends), reversed(col_mr)):
+        lo = hi - nbytes
         if end:
             a |= rev(end)
-        if not a:
-            continue
-        mr = col_mr[s]
-        z = ((mr | (lanes_r ^ rev(cols[s]))) & a) | gr
-        h = z & ~(z - lb)
-        if mr:
-            hit = h & mr
-            found |= hit
-            a = (gr - h) ^ hit
-        else:
-            a = gr - h
+        if a:
+            z = (frm(flipped[lo:hi], "big") & a) | gr
+            h = z & ~(z - lb)
+            if mr:
+                hit = h & mr
+                found |= hit
+                a = (gr - h) ^ hit
+            else:
+                a = gr - h
+        hi = lo
     out = 0
     if found:
         found = rev(found)
@@ -710,8 +721,7 @@ def _score_lsum(
     """
     if not m or not n:
         return Score(0, 0, 0)
-    uc = Counter(_union_tokens(ref_sents, can_sents))
-    hits = sum(map(min, uc.values(), map(can_count.__getitem__, uc)))
+    hits = _overlap(Counter(_union_tokens(ref_sents, can_sents)), can_count)
     recall = hits / m
     precision = hits / n
     return Score(precision, recall, _fmeasure(precision, recall))
