@@ -24,7 +24,7 @@ from ._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from ._extras import load_extra, pip_hint
+from ._extras import pip_hint
 from ._io import atomic_writer, open_output, read_text
 from .errors import ScoringError
 from .gates import check_gate_names
@@ -266,9 +266,10 @@ def run_prompts(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def load_token_length() -> Callable[[str], int]:
-    """The cl100k_base length adapter of the ``tokens`` extra."""
-    fn: Callable[[], Callable[[str], int]] = getattr(load_extra("tokens"), "cl100k_length")
-    return fn()
+    """The cl100k_base length of the ``tokens`` extra, loaded now (picklable, for worker processes)."""
+    length = pairwise.TokenLength()
+    length.load()
+    return length
 
 
 def _check_failure_limit(n: int) -> int:
@@ -389,7 +390,7 @@ def run_score(args: argparse.Namespace, io: CliIO) -> int:
     check_gate_names(gates, res.report.metrics)
     if args.output_dir:
         write_output_dir(args.output_dir, res)
-    return emit_report(res.report, args, io)
+    return emit_report(res.report, args, io, formatters=pairwise.REPORT_FORMATS)
 
 
 # --------------------------------------------------------------------------- judge
@@ -462,4 +463,4 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
             notes=diags,
             on_item=on_item,
         )
-    return emit_report(_cli_judge.with_judge_stats(scored.report, runner), args, io)
+    return emit_report(_cli_judge.with_judge_stats(scored.report, runner), args, io, formatters=pairwise.REPORT_FORMATS)

@@ -70,6 +70,7 @@ entry point (``pairwise score``); :func:`score` works on records in memory.
 """
 
 import csv
+import functools
 import hashlib
 import random
 import re
@@ -77,7 +78,8 @@ import struct
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ._contract import Accumulator, ItemRow, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, register_accumulator
+from ._parallel import accumulate_items
 from ._report import Report
 from ._signature import make_signature
 from ._stats import np_mean, np_std, np_sum
@@ -89,6 +91,7 @@ __all__ = [
     "FAIL_MESSAGE",
     "EM_MARKER",
     "RECORD_COLUMNS",
+    "REPORT_FORMATS",
     "ITEM_FIELDS",
     "LENGTH_UNITS",
     "VARIANTS",
@@ -98,6 +101,7 @@ __all__ = [
     "PairwiseJudgeAccumulator",
     "PairwiseResult",
     "Partition",
+    "TokenLength",
     "f32",
     "round4_f32",
     "np_sum",
@@ -464,6 +468,35 @@ _OUR_TAIL = (
     "{{#reference_answer}}\nReference answer:\n<<<\n{{reference_answer}}\n>>>\n"
     "{{/reference_answer}}"
 )
+
+
+class TokenLength:
+    """The number of cl100k_base tokens of a text, through the ``tokens`` extra; picklable.
+
+    The tokenizer is loaded on first use in each process (a pickled copy sent to a
+    worker loads it there), so ``--lengths tokens`` runs on any engine.  Call
+    :meth:`load` first to fail early when the extra is missing.
+    """
+
+    def __init__(self) -> None:
+        self._fn: Optional[Callable[[str], int]] = None
+
+    def load(self) -> Callable[[str], int]:
+        """The extra's counter (a :class:`ScoringError` with the pip command when it is missing)."""
+        if self._fn is None:
+            from ._extras import load_extra
+
+            self._fn = load_extra("tokens").cl100k_length()
+        return self._fn
+
+    def __call__(self, text: str) -> int:
+        return self.load()(text)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self._fn = None
 
 
 def builtin_template(nopt: int = 2) -> str:
@@ -1486,7 +1519,16 @@ class PairwiseAccumulator(Accumulator):
         return refm, rows, pair_both_orders(rows, orphans_excluded="orphans_excluded" in self.variants)
 
     def finalize(self) -> Report:
-        return self.finalize_with_consistency()[0]
+        report, status = self.finalize_with_consistency()
+        self._last = (len(self.rows), status)
+        return report
+
+    def last_consistency(self) -> List[Optional[bool]]:
+        """:meth:`consistency` as the last :meth:`finalize` found it (computed again if rows came since)."""
+        last: Optional[Tuple[int, List[Optional[bool]]]] = getattr(self, "_last", None)
+        if last is None or last[0] != len(self.rows):
+            return self.consistency()
+        return last[1]
 
     def finalize_with_consistency(self) -> Tuple[Report, List[Optional[bool]]]:
         """:meth:`finalize` and :meth:`consistency` from one analysis of the rows."""
@@ -1554,6 +1596,11 @@ class PairwiseJudgeAccumulator(PairwiseAccumulator):
     COMMAND = "judge"
 
 
+#: Output formats of a pairwise report besides the common ones (none: the reference's files are
+#: written by ``pairwise score --output-dir``), for the CLI and ``merge``.
+REPORT_FORMATS: Dict[str, Callable[[Report, Any], str]] = {}
+
+
 # --------------------------------------------------------------------------- file level
 
 
@@ -1567,6 +1614,102 @@ class PairwiseResult(NamedTuple):
     consistent_rows: List[Mapping[str, Any]]
     inconsistent_rows: List[Mapping[str, Any]]
     report: Report
+
+
+def _numbered_item(
+    numbered: Tuple[int, Mapping[str, Any]],
+    *,
+    judge_column: str,
+    nopt: int,
+    refm: Optional[str],
+    variants: Sequence[str],
+    length: Optional[Callable[[str], int]],
+    path: Optional[str],
+) -> ItemRow:
+    """The item row of ``(row number, record)``: the per-item work (module-level, so workers can run it)."""
+    row, record = numbered
+    return _item(
+        record,
+        judge_column=judge_column,
+        nopt=nopt,
+        refm=refm,
+        variants=variants,
+        length=length,
+        row=row,
+        path=path,
+    )
+
+
+def _accumulate(
+    acc: PairwiseAccumulator,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    lines: Optional[Sequence[int]],
+    path: Optional[str],
+    length: Optional[Callable[[str], int]],
+    on_item: Optional[Callable[[ItemRow], None]],
+) -> List[ItemRow]:
+    """Score ``records`` on the current engine into ``acc``; returns the item rows (input order).
+
+    With refm inferred, the item rows' ``model``/``win``/``tie``/``loss`` need every
+    row first: the rows reach ``on_item`` after the inference (the accumulator's
+    state does not hold those fields, so it takes each row as it comes).
+    """
+    p = acc.params
+    fn = functools.partial(
+        _numbered_item,
+        judge_column=p["judge_column"],
+        nopt=p["nopt"],
+        refm=p["refm"],
+        variants=acc.variants,
+        length=length,
+        path=path,
+    )
+    numbered = ((pos + 1 if lines is None else lines[pos], rec) for pos, rec in enumerate(records))
+    items: List[ItemRow] = []
+    deferred = p["refm"] is None
+    keep = items.append
+
+    def keep_and_pass(item: ItemRow) -> None:
+        items.append(item)
+        if on_item is not None:
+            on_item(item)
+
+    accumulate_items(acc, fn, numbered, on_item=keep if deferred else keep_and_pass)
+    if deferred:
+        inferred = guess_refm((it["A"], it["B"]) for it in items)
+        for it in items:
+            it.update(candidate_outcomes(it["A"], it["B"], it["choice"], inferred))
+            if on_item is not None:
+                on_item(it)
+    return items
+
+
+def _accumulator(
+    command: str,
+    *,
+    nopt: int,
+    refm: Optional[str],
+    judge_column: str,
+    variants: Sequence[str],
+    extras: Sequence[str],
+    length_unit: str,
+    failure_cnt: int,
+    judge_template: Optional[str],
+    judge_model: Optional[str],
+) -> PairwiseAccumulator:
+    cls = PairwiseJudgeAccumulator if command == "judge" else PairwiseAccumulator
+    return cls(
+        nopt=nopt,
+        refm=refm,
+        judge_column=judge_column,
+        variants=variants,
+        extras=extras,
+        lengths=length_unit,
+        failure_limit=failure_cnt,
+        judge_template=template_id(judge_template),
+        judge_model=judge_model,
+    )
 
 
 def score(
@@ -1596,7 +1739,10 @@ def score(
     present in every comparison; ``judge_column`` to the only extra column.
     ``on_item`` gets each item row (:func:`score_item`) in input order;
     ``notes`` are diagnostics that come first (e.g. from building the
-    comparisons); ``lines``/``path`` locate a bad record in errors.
+    comparisons); ``lines``/``path`` locate a bad record in errors.  The item
+    rows are computed on the current engine (``--jobs``, ``--engine dask``;
+    ``length`` must then be picklable, e.g. :class:`TokenLength`), the report
+    is the same for any engine.
 
     Result keys, in order: ``refm``, ``judge_column``, ``nopt``, ``counts``
     (``total`` N incl. EM, ``failed`` F, ``non_exact`` M, ``extracted`` S,
@@ -1615,43 +1761,23 @@ def score(
     extras = check_extras(extras)
     nopt = _check_nopt(nopt)
     jcol = check_record_columns(records, judge_column=judge_column)
-    items = [
-        _item(
-            rec,
-            judge_column=jcol,
-            nopt=nopt,
-            refm=refm,
-            variants=variants,
-            length=length,
-            row=pos + 1 if lines is None else lines[pos],
-            path=path,
-        )
-        for pos, rec in enumerate(records)
-    ]
-    if refm is None:
-        inferred = guess_refm((it["A"], it["B"]) for it in items)
-        for it in items:
-            it.update(candidate_outcomes(it["A"], it["B"], it["choice"], inferred))
-    cls = PairwiseJudgeAccumulator if command == "judge" else PairwiseAccumulator
-    acc = cls(
+    acc = _accumulator(
+        command,
         nopt=nopt,
         refm=refm,
         judge_column=jcol,
         variants=variants,
         extras=extras,
-        lengths=length_unit,
-        failure_limit=failure_cnt,
-        judge_template=template_id(judge_template),
+        length_unit=length_unit,
+        failure_cnt=failure_cnt,
+        judge_template=judge_template,
         judge_model=judge_model,
     )
     for text in notes:
         acc.note(text)
-    for it in items:
-        if on_item is not None:
-            on_item(it)
-        acc.add(it)
-    report, status = acc.finalize_with_consistency()
-    consistent, inconsistent = consistency_partitions(records, items, status)
+    items = _accumulate(acc, records, lines=lines, path=path, length=length, on_item=on_item)
+    report = finish(acc)
+    consistent, inconsistent = consistency_partitions(records, items, acc.last_consistency())
     return PairwiseResult(
         report.signature,
         report.result,
