@@ -1,0 +1,671 @@
+"""The ``--format html`` report: one self-contained page (stdlib only, no network, no framework).
+
+The page holds the verdict, the signature, the gates, family charts drawn as
+inline SVG by :mod:`rageval_min._svg`, the gateable metrics, the whole
+``result`` as tables and the diagnostics.  A Content-Security-Policy forbids
+every network load; the only script is a one-line inline marker
+(``<html data-rendered="ok">``) that tests use to know the page ran cleanly.
+Light and dark colours follow ``prefers-color-scheme``.
+
+Every number taken from the report is written with its exact JSON text
+(``json.dumps``: ``repr`` for floats) in a ``data-v`` attribute, and shown
+either exactly (tables) or shortened with the exact value in a ``title``
+(charts).  Every string is escaped.
+
+Intervals (error bars) come from, in this order of precedence:
+
+* ``report.intervals`` when the report object has that attribute, or
+  ``report.result["intervals"]``: ``{METRIC: {"low": x, "high": y}}`` where
+  METRIC is a gateable metric name (a key of ``Report.metrics``);
+* otherwise pairs ``X_ci_low`` / ``X_ci_high`` at the top of ``result``
+  (factuality's bootstrap intervals), giving an interval for ``X``.
+
+A bar whose metric has an interval gets an error bar; others are drawn plain.
+See docs/html.md.
+"""
+
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ._report import Report, overall_pass
+from ._svg import (
+    Bar,
+    RefLine,
+    bar_chart,
+    dot_plot,
+    esc,
+    exact,
+    forest_plot,
+    heatmap,
+    is_number,
+    line_chart,
+    stacked_bar,
+)
+from .gates import GateOutcome
+
+__all__ = ["intervals_of", "render_html"]
+
+Interval = Tuple[Any, Any]
+
+#: Rows of a list shown in a result table before the rest is summarised.
+MAX_ROWS = 300
+
+_CSS = """
+:root{--bg:#fff;--fg:#1b1f24;--muted:#636c76;--line:#d0d7de;--card:#f6f8fa;--pass:#1a7f37;--fail:#cf222e;
+--skip:#9a6700;--c0:#0969da;--c1:#bf8700;--c2:#8250df;--c3:#1a7f37;--c4:#cf222e;--c5:#1b7c83;--c6:#bc4c00;
+--c7:#6e7781}
+@media (prefers-color-scheme: dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#8d96a0;--line:#30363d;--card:#161b22;
+--pass:#3fb950;--fail:#f85149;--skip:#d29922;--c0:#4493f8;--c1:#e3b341;--c2:#a371f7;--c3:#3fb950;--c4:#f85149;
+--c5:#39c5cf;--c6:#f0883e;--c7:#9198a1}}
+html{background:var(--bg);color:var(--fg);color-scheme:light dark}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1150px;
+padding:16px 24px}
+h1{font-size:22px;margin:4px 0 8px}h2{font-size:17px;margin:22px 0 8px;border-bottom:1px solid var(--line);
+padding-bottom:4px}
+h3{font-size:14px;margin:14px 0 6px}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+.sig{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:6px 8px;overflow-wrap:anywhere}
+.badge{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600;color:#fff;margin-left:8px;
+font-size:14px}
+.badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}
+table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;
+vertical-align:top}th{background:var(--card)}table.kv th{font-weight:400}td.n,.n{font-variant-numeric:tabular-nums}
+td.pass,.st-pass{color:var(--pass);font-weight:600}td.fail,.st-fail{color:var(--fail);font-weight:600}
+td.skip,.st-skip{color:var(--skip)}.muted{color:var(--muted)}
+details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+figure{margin:8px 0 16px;overflow-x:auto}figcaption{color:var(--muted);font-size:12px}
+svg.chart{max-width:100%;height:auto;font-family:inherit}
+svg text{fill:var(--fg);font-size:11px}svg .ttl{font-size:13px;font-weight:600}svg .tick{fill:var(--muted);
+font-size:10px}
+svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);stroke-width:1}
+svg .err{stroke:var(--fg);stroke-width:1.4}svg .gate{stroke-width:2.2;stroke-dasharray:5 3}
+svg .gate-pass .gate,svg circle.gate-pass{stroke:var(--pass);fill:var(--pass)}
+svg .gate-fail .gate,svg circle.gate-fail{stroke:var(--fail);fill:var(--fail)}
+svg .gate-skip .gate{stroke:var(--skip)}svg .gate-fail text{fill:var(--fail)}svg .gate-pass text{fill:var(--pass)}
+svg circle.dm{fill:var(--fg)}svg .val{font-size:10px}
+svg .s0{fill:var(--c0)}svg .s1{fill:var(--c1)}svg .s2{fill:var(--c2)}svg .s3{fill:var(--c3)}
+svg .s4{fill:var(--c4)}svg .s5{fill:var(--c5)}svg .s6{fill:var(--c6)}svg .s7{fill:var(--c7)}
+svg .ln{fill:none;stroke-width:2}svg .l0{stroke:var(--c0)}svg .l1{stroke:var(--c1)}svg .l2{stroke:var(--c2)}
+svg .l3{stroke:var(--c3)}svg .l4{stroke:var(--c4)}svg .l5{stroke:var(--c5)}svg .l6{stroke:var(--c6)}
+svg .l7{stroke:var(--c7)}
+svg .cell{fill:var(--c0)}svg .cell-empty{fill:var(--card)}svg .inbar{fill:#fff;font-weight:600}
+ul.diag li{margin:2px 0}.note{color:var(--muted);font-size:12px}
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; form-action 'none'"
+
+#: The page's only script: it marks the document once it has run (tests look for the marker).
+_SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');"
+
+
+# ---------------------------------------------------------------------------
+# small HTML pieces
+
+
+def _num(value: Any) -> str:
+    """A value in a table cell: numbers exact with ``data-v``; everything else escaped text."""
+    if is_number(value):
+        ex = exact(value)
+        return f'<span class="n" data-v="{esc(ex)}" title="{esc(ex)}">{esc(ex)}</span>'
+    if value is None:
+        return '<span class="muted">null</span>'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):  # NaN or infinity (the JSON output has null or the same token)
+        return esc(str(value))
+    return esc(value)
+
+
+def _metric_num(value: Any) -> str:
+    """A gateable metric value (``Report.metrics``, not always in the JSON output): ``data-metric``."""
+    if is_number(value):
+        ex = exact(value)
+        return f'<span class="n" data-metric="{esc(ex)}" title="{esc(ex)}">{esc(ex)}</span>'
+    return _num(value)
+
+
+def _status(passed: Optional[bool]) -> Tuple[str, str]:
+    return {True: ("pass", "pass"), False: ("fail", "FAIL"), None: ("skip", "not evaluated")}[passed]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
+    """``rows`` are already HTML."""
+    out = [f'<table class="{cls}">' if cls else "<table>", "<tr>"]
+    out += [f"<th>{esc(h)}</th>" for h in header]
+    out.append("</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _figure(svg: str, caption: str = "") -> str:
+    cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
+    return f"<figure>{svg}{cap}</figure>"
+
+
+def _tree(value: Any, depth: int = 0) -> str:
+    """Any JSON value as nested tables."""
+    if isinstance(value, Mapping):
+        if not value:
+            return '<span class="muted">{}</span>'
+        cols, rows = value.get("columns"), value.get("rows")
+        if isinstance(cols, list) and isinstance(rows, list) and all(isinstance(r, list) for r in rows):
+            body = _table([str(c) for c in cols], [[_tree(c, depth + 1) for c in r] for r in rows[:MAX_ROWS]])
+            rest = {k: v for k, v in value.items() if k not in ("columns", "rows")}
+            return body + _more(len(rows)) + (_tree(rest, depth + 1) if rest else "")
+        kv = "".join(f"<tr><th><code>{esc(k)}</code></th><td>{_tree(v, depth + 1)}</td></tr>" for k, v in value.items())
+        return f'<table class="kv">{kv}</table>'
+    if isinstance(value, list):
+        if not value:
+            return '<span class="muted">[]</span>'
+        if all(isinstance(v, Mapping) for v in value) and depth < 6:
+            keys: List[str] = []
+            for v in value[:MAX_ROWS]:
+                keys += [k for k in v if k not in keys]
+            rows_html = [[_tree(v.get(k), depth + 1) if k in v else "" for k in keys] for v in value[:MAX_ROWS]]
+            return _table(keys, rows_html) + _more(len(value))
+        if all(not isinstance(v, (Mapping, list)) for v in value):
+            shown = ", ".join(_num(v) for v in value[:MAX_ROWS])
+            return f"[{shown}{', ...' if len(value) > MAX_ROWS else ''}]" + _more(len(value))
+        return (
+            "<ol>" + "".join(f"<li>{_tree(v, depth + 1)}</li>" for v in value[:MAX_ROWS]) + "</ol>" + _more(len(value))
+        )
+    return _num(value)
+
+
+def _more(n: int) -> str:
+    if n <= MAX_ROWS:
+        return ""
+    return f'<p class="note">showing the first {MAX_ROWS} of {n} entries; the JSON output has them all</p>'
+
+
+# ---------------------------------------------------------------------------
+# intervals and gates
+
+
+def _pair(iv: Any) -> Optional[Interval]:
+    if isinstance(iv, Mapping) and is_number(iv.get("low")) and is_number(iv.get("high")):
+        return iv["low"], iv["high"]
+    if isinstance(iv, (list, tuple)) and len(iv) == 2 and is_number(iv[0]) and is_number(iv[1]):
+        return iv[0], iv[1]
+    return None
+
+
+def intervals_of(report: Report) -> Dict[str, Interval]:
+    """``{metric: (low, high)}`` from the report (see the module docstring for the sources)."""
+    out: Dict[str, Interval] = {}
+    result = report.result if isinstance(report.result, Mapping) else {}
+    for key, low in result.items():
+        if key.endswith("_ci_low"):
+            high = result.get(key[: -len("_ci_low")] + "_ci_high")
+            if is_number(low) and is_number(high):
+                out[key[: -len("_ci_low")]] = (low, high)
+    for source in (result.get("intervals"), getattr(report, "intervals", None)):
+        if isinstance(source, Mapping):
+            for name, iv in source.items():
+                pair = _pair(iv)
+                if pair is not None:
+                    out[str(name)] = pair
+    return out
+
+
+class _Ctx:
+    """What the family sections need: the report, its intervals and gates by metric name."""
+
+    def __init__(self, report: Report, outcomes: Sequence[GateOutcome]) -> None:
+        self.report = report
+        self.result: Mapping[str, Any] = report.result if isinstance(report.result, Mapping) else {}
+        self.intervals = intervals_of(report)
+        self.gates: Dict[str, GateOutcome] = {}
+        for o in list(report.family_gates) + list(outcomes):
+            prev = self.gates.get(o.name)
+            if prev is None or (o.passed is False and prev.passed is not False):
+                self.gates[o.name] = o
+
+    def bar(self, value: Any, metric: str, series: int = 0, label: str = "") -> Bar:
+        low, high = self.intervals.get(metric, (None, None))
+        g = self.gates.get(metric)
+        ref = RefLine(g.threshold, g.text, g.passed) if g is not None else None
+        return Bar(value if is_number(value) else None, series, low, high, label or metric, ref)
+
+
+# ---------------------------------------------------------------------------
+# family sections (each returns HTML; a section whose data is absent returns "")
+
+
+def _grounding(c: _Ctx) -> str:
+    names = [n for n in ("precision", "chr", "under_refusal", "over_refusal", "recall@k") if n in c.result]
+    if not names:
+        return ""
+    svg = bar_chart(
+        [(n, [c.bar(c.result[n], n)]) for n in names],
+        title="grounding rates against their gates",
+        ymax=1.0,
+    )
+    return _figure(
+        svg, "bars: the result's rates; dashed marks: gate thresholds (green pass, red fail, amber not evaluated)"
+    )
+
+
+def _rouge(c: _Ctx) -> str:
+    mean = c.result.get("mean")
+    if not isinstance(mean, Mapping):
+        return ""
+    measures = ["precision", "recall", "fmeasure"]
+    groups = []
+    for rtype, scores in mean.items():
+        if isinstance(scores, Mapping):
+            groups.append(
+                (rtype, [c.bar(scores.get(m), f"{rtype}.{m}", i, f"{rtype} {m}") for i, m in enumerate(measures)])
+            )
+    if not groups:
+        return ""
+    return _figure(bar_chart(groups, title="mean ROUGE over records", series=measures, ymax=1.0))
+
+
+def _pairwise(c: _Ctx) -> str:
+    out = []
+    counts = c.result.get("counts")
+    if isinstance(counts, Mapping) and is_number(counts.get("extracted")) and is_number(counts.get("consistent")):
+        ext, con = counts["extracted"], counts["consistent"]
+        out.append(
+            _figure(
+                stacked_bar(
+                    [("consistent", con, con), ("inconsistent", max(ext - con, 0), None)],
+                    title=f"swap consistency over {ext} extracted judgement pairs",
+                    rate=counts.get("consistency_rate"),
+                    rate_label="consistency_rate",
+                ),
+                "a pair is consistent when the judge's verdicts agree after swapping the answer order",
+            )
+        )
+    new = c.result.get("new_version")
+    if isinstance(new, Mapping):
+        for mode, table in new.items():
+            if not isinstance(table, Mapping):
+                continue
+            by_aspect: Dict[str, Dict[Tuple[str, str], Any]] = {}
+            for key, v in table.items():
+                parts = str(key).split(";")
+                if len(parts) == 3:
+                    by_aspect.setdefault(parts[0], {})[(parts[1], parts[2])] = v
+            for aspect, cells in by_aspect.items():
+                models: List[str] = []
+                for a, b in cells:
+                    models += [m for m in (a, b) if m not in models]
+                out.append(
+                    _figure(
+                        heatmap(
+                            models,
+                            models,
+                            cells,
+                            title=f"win rate, {mode.replace('_', ' ')}: {aspect}",
+                            row_title="row model's win rate against the column model",
+                        )
+                    )
+                )
+    old = c.result.get("old_version")
+    if isinstance(old, Mapping):
+        series = [k for k, v in old.items() if isinstance(v, Mapping) and isinstance(v.get("rows"), list)]
+        if series:
+            cols = old[series[0]].get("columns") or []
+            col = "Overall-lang" if "Overall-lang" in cols else (cols[1] if len(cols) > 1 else None)
+            if col is not None:
+                j = cols.index(col)
+                models: List[str] = []
+                vals: Dict[Tuple[str, int], Any] = {}
+                for i, s in enumerate(series):
+                    for row in old[s]["rows"]:
+                        if isinstance(row, list) and len(row) > j:
+                            if str(row[0]) not in models:
+                                models.append(str(row[0]))
+                            vals[(str(row[0]), i)] = row[j]
+                groups = [
+                    (m, [c.bar(vals.get((m, i)), f"{s};{m};{col}", i, f"{s} {m}") for i, s in enumerate(series)])
+                    for m in models
+                ]
+                out.append(
+                    _figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))
+                )
+    return "".join(out)
+
+
+def _rgb(c: _Ctx) -> str:
+    out = []
+    abilities = c.result.get("abilities")
+    if isinstance(abilities, Mapping):
+        for model, langs in abilities.items():
+            if not isinstance(langs, Mapping):
+                continue
+            series = []
+            cf_groups = []
+            for lang, abil in langs.items():
+                if not isinstance(abil, Mapping):
+                    continue
+                for name, by_noise in abil.items():
+                    if not isinstance(by_noise, Mapping):
+                        continue
+                    if name == "counterfactual_robustness":
+                        for setting, m in by_noise.items():
+                            if isinstance(m, Mapping):
+                                keys = [k for k in m if is_number(m[k]) or m[k] is None]
+                                cf_groups.append(
+                                    (f"{lang} {setting}", [Bar(m[k], i, label=k) for i, k in enumerate(keys)])
+                                )
+                        continue
+                    pts = []
+                    for noise, v in by_noise.items():
+                        try:
+                            pts.append((float(noise), v))
+                        except ValueError:
+                            continue
+                    if pts:
+                        series.append((f"{lang} {name.replace('_', ' ')}", pts))
+            if series:
+                out.append(
+                    _figure(
+                        line_chart(
+                            series, title=f"RGB abilities of {model}", xlabel="noise rate", ylabel="rate", ymax=1.0
+                        )
+                    )
+                )
+            if cf_groups:
+                names = ["accuracy", "error_detection_rate", "error_correction_rate"]
+                out.append(
+                    _figure(bar_chart(cf_groups, title=f"counterfactual robustness of {model}", series=names, ymax=1.0))
+                )
+        return "".join(out)
+    names = [n for n in ("all_rate", "fact_check_rate", "correct_rate", "rejection_rate", "accuracy") if n in c.result]
+    if names:
+        out.append(_figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="RGB rates", ymax=1.0)))
+    return "".join(out)
+
+
+def _mtrag(c: _Ctx) -> str:
+    out = []
+    settings = c.result.get("settings")
+    if not isinstance(settings, list):
+        return ""
+    for s in settings:
+        if not isinstance(s, Mapping) or not isinstance(s.get("models"), Mapping):
+            continue
+        for model, groups in s["models"].items():
+            if not isinstance(groups, Mapping):
+                continue
+            metrics: List[str] = []
+            for g in groups.values():
+                if isinstance(g, Mapping):
+                    metrics += [m for m in g if m not in metrics]
+            bars = []
+            for gname, g in groups.items():
+                if not isinstance(g, Mapping):
+                    continue
+                row = []
+                for i, m in enumerate(metrics):
+                    cell = g.get(m)
+                    mean = cell.get("mean") if isinstance(cell, Mapping) else None
+                    n = cell.get("n") if isinstance(cell, Mapping) else None
+                    row.append(Bar(mean if is_number(mean) else None, i, label=f"{gname} {m} (n={n})"))
+                bars.append((gname, row))
+            title = f"MT-RAG means by answerability: {model} (setting {s.get('setting', '')})"
+            out.append(_figure(bar_chart(bars, title=title, series=metrics, ymax=1.0)))
+    return "".join(out)
+
+
+def _factuality(c: _Ctx) -> str:
+    out = []
+    r = c.result
+    heads = [
+        n
+        for n in ("f1_mean", "precision_mean", "recall_mean", "score", "init_score", "respond_ratio")
+        if is_number(r.get(n))
+    ]
+    if heads:
+        caption = "error bars: the result's bootstrap interval" if any(n in c.intervals for n in heads) else ""
+        out.append(_figure(bar_chart([(n, [c.bar(r[n], n)]) for n in heads], title="factuality", ymax=1.0), caption))
+    lines = r.get("lines")
+    if isinstance(lines, list) and lines and all(isinstance(x, Mapping) for x in lines):
+        if any("f1_at_k" in x for x in lines):
+            vals = [(str(x.get("id", i)), x.get("f1_at_k")) for i, x in enumerate(lines)]
+            k = r.get("max_claims")
+            out.append(_figure(dot_plot(vals, title=f"F1@K distribution (K={k}), one dot per line")))
+        elif any(isinstance(x.get("pearson"), Mapping) for x in lines):
+            groups = []
+            for i, x in enumerate(lines):
+                bars = []
+                for j, name in enumerate(("pearson", "spearman")):
+                    st = x.get(name)
+                    bars.append(Bar(st.get("statistic") if isinstance(st, Mapping) else None, j, label=name))
+                groups.append((str(x.get("id", i)), bars))
+            out.append(_figure(bar_chart(groups, title="correlations", series=["pearson", "spearman"], ymax=1.0)))
+    per_prompt = r.get("per_prompt_f1")
+    if isinstance(per_prompt, Mapping):
+        for side, vals in per_prompt.items():
+            if isinstance(vals, list):
+                out.append(
+                    _figure(
+                        dot_plot([(f"prompt {i}", v) for i, v in enumerate(vals)], title=f"F1@K distribution: {side}")
+                    )
+                )
+    scores = r.get("scores")
+    if isinstance(scores, list) and scores and all(isinstance(x, Mapping) and "veriscore" in x for x in scores):
+        models: List[str] = []
+        domains: List[str] = []
+        for x in scores:
+            if str(x.get("model")) not in models:
+                models.append(str(x.get("model")))
+            if str(x.get("domain")) not in domains:
+                domains.append(str(x.get("domain")))
+        cell = {(str(x.get("domain")), str(x.get("model"))): x.get("veriscore") for x in scores}
+        groups = [(d, [Bar(cell.get((d, m)), i, label=f"{m} {d}") for i, m in enumerate(models)]) for d in domains]
+        out.append(_figure(bar_chart(groups, title="VeriScore by domain", series=models, ymax=1.0)))
+    return "".join(out)
+
+
+def _compare(c: _Ctx) -> str:
+    metrics = c.result.get("metrics")
+    if not isinstance(metrics, Mapping):
+        return ""
+    out = []
+    counts = [(k, c.result.get(k)) for k in ("key", "paired", "only_baseline", "only_candidate") if k in c.result]
+    if counts:
+        out.append(_table([k for k, _ in counts], [[_num(v) for _, v in counts]]))
+    groups = []
+    rows = []
+    forest = []
+    for name, m in metrics.items():
+        if not isinstance(m, Mapping):
+            continue
+        b_iv = _pair(m.get("baseline_ci")) or (None, None)
+        c_iv = _pair(m.get("candidate_ci")) or (None, None)
+        groups.append(
+            (
+                name,
+                [
+                    Bar(
+                        m.get("baseline") if is_number(m.get("baseline")) else None,
+                        0,
+                        b_iv[0],
+                        b_iv[1],
+                        f"{name} baseline",
+                    ),
+                    Bar(
+                        m.get("candidate") if is_number(m.get("candidate")) else None,
+                        1,
+                        c_iv[0],
+                        c_iv[1],
+                        f"{name} candidate",
+                    ),
+                ],
+            )
+        )
+        status = "regressed" if m.get("regressed") else ("improved" if m.get("improved") else "")
+        forest.append((name, m.get("delta"), m.get("ci_low"), m.get("ci_high"), status))
+        cls = {"regressed": "fail", "improved": "pass"}.get(status, "")
+        rows.append(
+            [f"<code>{esc(name)}</code>"]
+            + [
+                _num(m.get(k))
+                for k in ("kind", "direction", "n", "baseline", "candidate", "delta", "ci_low", "ci_high")
+            ]
+            + [
+                _num(m.get("p_value")),
+                _num(m.get("test")),
+                f'<span class="st-{cls}">{esc(status or "no change")}</span>',
+            ]
+        )
+    if groups:
+        vals = [v for _, bs in groups for b in bs for v in (b.value, b.high) if is_number(v)]
+        ymax = 1.0 if vals and max(vals) <= 1.0 and min(vals) >= 0 else None
+        out.append(
+            _figure(bar_chart(groups, title="baseline vs candidate", series=["baseline", "candidate"], ymax=ymax))
+        )
+        out.append(
+            _figure(
+                forest_plot(forest, title="delta (candidate - baseline) with its interval"),
+                "green: improved; red: regressed",
+            )
+        )
+        head = [
+            "metric",
+            "kind",
+            "direction",
+            "n",
+            "baseline",
+            "candidate",
+            "delta",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "test",
+            "verdict",
+        ]
+        out.append(_table(head, rows))
+    regs = c.result.get("regressions")
+    if isinstance(regs, list):
+        out.append(f"<h3>Per-item regressions ({len(regs)})</h3>")
+        if regs:
+            out.append(_tree(regs[:MAX_ROWS]) + _more(len(regs)))
+        else:
+            out.append('<p class="muted">none</p>')
+    return "".join(out)
+
+
+def _generic(c: _Ctx) -> str:
+    """Rate-like top-level numbers of the result (0..1 floats), when no family chart applies."""
+    names = [k for k, v in c.result.items() if isinstance(v, float) and is_number(v) and 0.0 <= v <= 1.0][:24]
+    if not names:
+        return ""
+    return _figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="headline rates", ymax=1.0))
+
+
+_SECTIONS: Dict[str, Callable[[_Ctx], str]] = {
+    "grounding": _grounding,
+    "rouge": _rouge,
+    "pairwise": _pairwise,
+    "rgb": _rgb,
+    "mtrag": _mtrag,
+    "factuality": _factuality,
+    "compare": _compare,
+}
+
+
+def _charts(c: _Ctx) -> str:
+    section = _SECTIONS.get(c.report.family)
+    if section is None and isinstance(c.result.get("metrics"), Mapping) and "paired" in c.result:
+        section = _compare
+    html = ""
+    if section is not None:
+        try:
+            html = section(c)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # an unexpected result shape
+            html = (
+                f'<p class="note">charts unavailable for this result shape ({esc(type(exc).__name__)}: {esc(exc)})</p>'
+            )
+    return html or _generic(c)
+
+
+# ---------------------------------------------------------------------------
+# the page
+
+
+def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    gates = list(report.family_gates) + list(outcomes)
+    if not gates:
+        return '<p class="muted">no gates</p>'
+    rows = []
+    for o in gates:
+        cls, text = _status(o.passed)
+        source = "reference" if o in report.family_gates else "--gate"
+        rows.append(
+            [
+                f"<code>{esc(o.text)}</code>",
+                _num(o.value),
+                f"{esc(o.op)} {_num(o.threshold)}",
+                esc(source),
+                f'<span class="st-{cls}">{esc(text)}</span>',
+            ]
+        )
+    return _table(["gate", "value", "required", "from", "status"], rows)
+
+
+def _metrics_html(c: _Ctx) -> str:
+    metrics = c.report.metrics
+    if not metrics:
+        return ""
+    rows = []
+    for name, value in metrics.items():
+        iv = c.intervals.get(name)
+        rows.append(
+            [f"<code>{esc(name)}</code>", _metric_num(value), (_num(iv[0]) + " .. " + _num(iv[1])) if iv else ""]
+        )
+    head = ["metric", "value (unrounded)", "interval"]
+    return (
+        f"<details{' open' if len(rows) <= 20 else ''}><summary>Gateable metrics ({len(rows)})</summary>"
+        + '<p class="note">the names and unrounded values that <code>--gate</code> compares '
+        + "(some are not in the JSON output, which holds the reference's own result)</p>"
+        + _table(head, rows)
+        + "</details>"
+    )
+
+
+def render_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    """The report as one self-contained HTML page."""
+    ok = overall_pass(report, outcomes)
+    c = _Ctx(report, outcomes)
+    verdict = '<span class="badge pass">PASS</span>' if ok else '<span class="badge fail">FAIL</span>'
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="color-scheme" content="light dark">',
+        f"<title>rageval-min {esc(report.family)}: {'PASS' if ok else 'FAIL'}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        f'<body data-family="{esc(report.family)}" data-pass="{"true" if ok else "false"}">',
+        f"<h1>rageval-min {esc(report.family)}{verdict}</h1>",
+        f'<div class="sig mono" title="signature">{esc(report.signature)}</div>',
+        "<h2>Gates</h2>",
+        _gates_html(report, outcomes),
+    ]
+    if report.reference_pass is False and not any(o.passed is False for o in report.family_gates):
+        parts.append('<p class="st-fail">the reference\'s own check failed</p>')
+    charts = _charts(c)
+    if charts:
+        parts += ["<h2>Charts</h2>", charts]
+    parts.append("<h2>Diagnostics</h2>")
+    if report.diagnostics:
+        parts.append('<ul class="diag">' + "".join(f"<li>{esc(d)}</li>" for d in report.diagnostics) + "</ul>")
+    else:
+        parts.append('<p class="muted">none</p>')
+    parts += ["<h2>Metrics</h2>", _metrics_html(c) or '<p class="muted">none</p>']
+    parts += ["<h2>Result</h2>", "<details open><summary>result (the JSON output's <code>result</code>)</summary>"]
+    parts.append(_tree(report.result))
+    parts.append("</details>")
+    parts.append('<p class="note">rageval-min report; self-contained (no network resources)</p>')
+    parts.append(f"<script>{_SCRIPT}</script>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
