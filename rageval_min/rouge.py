@@ -656,7 +656,46 @@ def _packed_union(
     return out
 
 
-def _union_tokens(ref_sents: List[List[Hashable]], can_sents: List[List[Hashable]]) -> List[Hashable]:
+#: A reference text as packed rows: ``(rows, width, masks, guards)``, see :func:`_layout`.
+_Layout = Tuple[List[Optional[Hashable]], int, Dict[Hashable, int], int]
+
+
+def _layout(ref_sents: List[List[Hashable]]) -> _Layout:
+    """The rows of :func:`_packed_union`: ``None`` (a guard), the first sentence, ``None``, the
+    next ..., padded with guards to a multiple of 8 rows; each token's rows; the guard rows."""
+    rows: List[Optional[Hashable]] = [None]
+    for ref in ref_sents:
+        rows.extend(ref)
+        rows.append(None)
+    width = (len(rows) + 7) & ~7
+    rows.extend(repeat(None, width - len(rows)))
+    masks = _position_masks(rows)
+    guards = masks.pop(None)
+    return rows, width, masks, guards
+
+
+def _layout_lcs(lay: _Layout, seq: Sequence[Hashable]) -> int:
+    """:func:`lcs_length` of the layout's reference tokens and ``seq``, on the layout's masks.
+
+    A guard row matches nothing: its bit only ever gets a carry through it,
+    and ``v - u`` keeps it 1, so it stays 1 and adds nothing to the count of
+    0 bits, which is the LCS length.
+    """
+    width, masks = lay[1], lay[2]
+    full = (1 << width) - 1
+    v = full
+    get = masks.get
+    for sym in seq:
+        m = get(sym)
+        if m is not None:
+            u = v & m
+            v = (v + u) | (v - u)
+    return width - _popcount(v & full)
+
+
+def _union_tokens(
+    ref_sents: List[List[Hashable]], can_sents: List[List[Hashable]], lay: Optional[_Layout] = None
+) -> List[Hashable]:
     """The tokens of each reference sentence's union LCS with all candidate sentences, in text order.
 
     The same multiset as ``[ref[i] for ref in ref_sents for i in sorted(union)]``
@@ -664,19 +703,13 @@ def _union_tokens(ref_sents: List[List[Hashable]], can_sents: List[List[Hashable
     sentences are non-empty.  A pair of single sentences is walked directly;
     otherwise :func:`_packed_union` does all sentence pairs at once, in runs of
     at most :data:`_PACK_BITS` column bits (a candidate sentence too long for
-    one run is walked against each reference sentence).
+    one run is walked against each reference sentence).  ``lay`` is
+    ``_layout(ref_sents)`` when the caller has it.
     """
     if len(ref_sents) == 1 and len(can_sents) == 1:
         ref = ref_sents[0]
         return [ref[i] for i in _lcs_walk(_position_masks(ref), len(ref), can_sents[0])]
-    layout: List[Optional[Hashable]] = [None]
-    for ref in ref_sents:
-        layout.extend(ref)
-        layout.append(None)
-    width = (len(layout) + 7) & ~7
-    layout.extend(repeat(None, width - len(layout)))
-    masks = _position_masks(layout)
-    guards = masks.pop(None)
+    layout, width, masks, guards = lay if lay is not None else _layout(ref_sents)
     budget = max(1, _PACK_BITS // width)
     union = 0
     run: List[List[Hashable]] = []
@@ -708,7 +741,12 @@ def _union_tokens(ref_sents: List[List[Hashable]], can_sents: List[List[Hashable
 
 
 def _score_lsum(
-    ref_sents: List[List[Hashable]], can_sents: List[List[Hashable]], m: int, n: int, can_count: Mapping[Hashable, int]
+    ref_sents: List[List[Hashable]],
+    can_sents: List[List[Hashable]],
+    m: int,
+    n: int,
+    can_count: Mapping[Hashable, int],
+    lay: Optional[_Layout] = None,
 ) -> Score:
     """rougeLsum of non-empty token sentences; ``m``, ``n`` token totals, ``can_count`` the candidate's counts.
 
@@ -721,7 +759,7 @@ def _score_lsum(
     """
     if not m or not n:
         return Score(0, 0, 0)
-    hits = _overlap(Counter(_union_tokens(ref_sents, can_sents)), can_count)
+    hits = _overlap(Counter(_union_tokens(ref_sents, can_sents, lay)), can_count)
     recall = hits / m
     precision = hits / n
     return Score(precision, recall, _fmeasure(precision, recall))
@@ -854,6 +892,7 @@ def score(
     p_sents: Optional[List[List[Hashable]]] = None
     p_count: Optional["Counter[Hashable]"] = None
     unigrams: Optional[Tuple["Counter[Hashable]", "Counter[Hashable]"]] = None
+    lay: Optional[_Layout] = None
     if any(n == -2 for _, n in parsed):
         t_sents = _sentences(target, stem, tokenizer)
         p_sents = _sentences(prediction, stem, tokenizer)
@@ -861,6 +900,11 @@ def score(
             # the whole-text tokens are the lines' tokens one after the other
             t_tok = list(chain.from_iterable(t_sents))
             p_tok = list(chain.from_iterable(p_sents))
+            if lcs is None and t_sents and p_sents and any(n == -1 for _, n in parsed):
+                # rougeL on rougeLsum's masks of the target (the same rows, with guards)
+                lay = _layout(t_sents)
+                lay_lcs = lay
+                lcs_fn = lambda a, b: _layout_lcs(lay_lcs, b)  # noqa: E731
     result: Dict[str, Score] = {}
     for name, n in parsed:
         if n == -2:
@@ -872,7 +916,7 @@ def score(
                     p_count = Counter(p_tok)
                 lines_count = p_count
             m = sum(map(len, t_sents))
-            result[name] = _score_lsum(t_sents, p_sents, m, sum(lines_count.values()), lines_count)
+            result[name] = _score_lsum(t_sents, p_sents, m, sum(lines_count.values()), lines_count, lay)
             continue
         if t_tok is None or p_tok is None:
             t_tok = _tokens(target, stem, tokenizer)

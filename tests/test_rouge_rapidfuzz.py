@@ -185,8 +185,8 @@ def test_cli_backend_missing_package_names_the_install(tmp_path: Any) -> None:
 )
 def test_mtrag_algorithmic_backend_writes_the_same_records(rf: Any, tmp_path: Any, src: str) -> None:
     plain, fast = tmp_path / "plain.jsonl", tmp_path / "fast.jsonl"
-    r1 = run_cli(["mtrag", "algorithmic", "--input", src, "--output", str(plain)])
-    r2 = run_cli(["mtrag", "algorithmic", "--input", src, "--output", str(fast), "--backend", "rapidfuzz"])
+    r1 = run_cli(["mtrag", "algorithmic", "--input", src, "--records", str(plain)])
+    r2 = run_cli(["mtrag", "algorithmic", "--input", src, "--records", str(fast), "--backend", "rapidfuzz"])
     assert (r1.code, r2.code) == (0, 0), r1.err + r2.err
     assert fast.read_bytes() == plain.read_bytes()
     a, b = json.loads(r1.out), json.loads(r2.out)
