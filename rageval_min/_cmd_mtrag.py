@@ -10,14 +10,10 @@ Subcommands (the scoring lives in :mod:`rageval_min.mtrag` and, for ``judge``,
 ``summarize``    per-setting, per-model means by answerability from evaluated JSONL or
                  InspectorRAGet analytics files (reproduces the paper's Table 6).
 
-``algorithmic``, ``judge`` and ``condition`` write a records file and a report.  Two
-spellings are accepted:
-
-* ``--output OUT.jsonl [--report PATH]``: ``--output`` is the records file and the
-  report goes to ``--report`` or stdout (the long-standing form);
-* ``--records OUT.jsonl [--output [FORMAT:]PATH ...]``: the family contract's form,
-  where ``--output`` is the report (repeatable); ``--records -`` writes the records
-  to stdout.
+``algorithmic``, ``judge`` and ``condition`` write a records file and a report:
+``--records PATH`` (required) is the records file (``-``: stdout) and ``--output
+[FORMAT:]PATH`` (repeatable) is always the report (stdout when absent; a file when the
+records go to stdout).
 
 Nothing is written when an option or the input is bad: the paths are checked first
 (an output may not name an input or another output), gate names are checked before
@@ -26,9 +22,8 @@ its first call.
 """
 
 import argparse
-import os
 from contextlib import contextmanager
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from . import _cli_judge, _judge_mtrag, judges, mtrag, rouge
 from ._cli_common import (
@@ -41,34 +36,15 @@ from ._cli_common import (
     selected_variants,
 )
 from ._io import atomic_writer
-from ._report import FORMATS, Report
+from ._report import Report
 from .errors import ScoringError
 from .gates import check_gate_names
 
-#: Kept for callers of the old location; the function is :func:`rageval_min.mtrag.algorithmic_file`.
-algorithmic_file = mtrag.algorithmic_file
-condition_file = mtrag.condition_file
-summarize_files = mtrag.summarize_files
 
-
-def _records_options(p: argparse.ArgumentParser, *, what: str, step: str) -> None:
+def _records_options(p: argparse.ArgumentParser, *, what: str, step: str, records: str) -> None:
     p.add_argument("--input", required=True, metavar="IN.jsonl", help=f"{what} (JSON Lines)")
+    add_records_option(p, what=f"{records} (- is stdout; then give the report a file with --output)")
     add_report_options(p, variants=mtrag.STEP_VARIANTS[step], per_item=True)
-    # --output is the records file unless --records is given (then it is the report, repeatable).
-    p.add_argument(
-        "--output",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="the records file (OUT.jsonl), each record with its metrics, written atomically; "
-        "with --records: the report, [FORMAT:]PATH, repeatable",
-    )
-    p.add_argument(
-        "--report", metavar="PATH", help="with --output OUT.jsonl: write the report to PATH (atomically), not stdout"
-    )
-    add_records_option(
-        p, what="the records (instead of --output; then --output is the report; - is stdout)", required=False
-    )
 
 
 def register(sub: Any) -> None:
@@ -88,7 +64,12 @@ def register(sub: Any) -> None:
         "RB_agg is computed when the record already carries BertscoreR/BertKPrec in 'metrics'. "
         "The report holds the mean of each metric over the records (gate on them by name).",
     )
-    _records_options(a, what="task records with predictions, targets, contexts", step="algorithmic")
+    _records_options(
+        a,
+        what="task records with predictions, targets, contexts",
+        step="algorithmic",
+        records="every task record with its 'metrics'",
+    )
     a.add_argument(
         "--backend",
         choices=("stdlib", "rapidfuzz"),
@@ -108,7 +89,12 @@ def register(sub: Any) -> None:
         "and each conditioned metric typed by its column (one float or null in it makes every 1/0 1.0/0.0; "
         "the input is read twice for that), unless --full-precision is given.",
     )
-    _records_options(c, what="evaluated records with metrics.idk_eval", step="condition")
+    _records_options(
+        c,
+        what="evaluated records with metrics.idk_eval",
+        step="condition",
+        records="the conditioned records",
+    )
     c.add_argument(
         "--metric",
         action="append",
@@ -165,7 +151,8 @@ def _register_judge(msub: Any) -> None:
         "idk_eval, RL_F and RB_llm filled (those asked for, in the reference pipeline's order); then run "
         "'mtrag condition'. Prompts are our own wording; --judge-template STEP=FILE (steps: "
         + ", ".join(_judge_mtrag.TEMPLATE_STEPS)
-        + ") for a published one.",
+        + ") for a published one. --gate names: records, the judged metrics and judge_calls, "
+        "judge_cache_hits, judge_failures, judge_unparseable.",
     )
     j.add_argument(
         "--input", required=True, metavar="IN.jsonl", help="records with input, predictions, targets, contexts"
@@ -176,33 +163,9 @@ def _register_judge(msub: Any) -> None:
         metavar="LIST",
         help=f"comma-separated, from {', '.join(_judge_mtrag.STEPS)} (default: {','.join(_judge_mtrag.DEFAULT_STEPS)})",
     )
+    add_records_option(j, what="the judged records (- is stdout; then give the report a file with --output)")
     _cli_judge.add_judge_options(j)
-    g = j.add_argument_group("records, report and gates")
-    g.add_argument("--format", choices=list(FORMATS), default="json", help="report format (default: json)")
-    g.set_defaults(_formats=list(FORMATS))
-    g.add_argument(
-        "--output",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="the judged records (OUT.jsonl); with --records: the report, [FORMAT:]PATH, repeatable",
-    )
-    g.add_argument(
-        "--report", metavar="PATH", help="with --output OUT.jsonl: write the report to PATH atomically, not stdout"
-    )
-    add_records_option(g, what="the judged records (instead of --output; - is stdout)", required=False)
-    g.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar='"NAME OP VALUE"',
-        help="on the family's metrics and judge_calls, judge_cache_hits, judge_failures, judge_unparseable; repeatable",
-    )
-    g.add_argument(
-        "--per-item",
-        metavar="PATH",
-        help="also write one item row per input record (JSON Lines, input order) to PATH",
-    )
+    add_report_options(j, per_item=True)
     j.set_defaults(func=run_judge)
 
 
@@ -216,44 +179,12 @@ def _run_help(args: argparse.Namespace, io: CliIO) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
-def _normalize(args: argparse.Namespace, inputs: Sequence[str]) -> argparse.Namespace:
-    """The options in the contract's form: ``records`` is the records file, ``output`` the report targets.
-
-    Refuses (nothing written) a records file or report that names an input, and a
-    report that names the records file, in the words of the form the user typed.
-    """
-    ns = argparse.Namespace(**vars(args))
-    outputs: List[str] = list(getattr(args, "output", None) or [])
-    if getattr(args, "records", None):
-        if getattr(args, "report", None):
-            raise ScoringError("--report goes with --output OUT.jsonl; with --records, --output names the report")
-        ns.records = args.records
-        ns.output = outputs
-        if args.records == "-" and (not outputs or any(o == "-" or o.endswith(":-") for o in outputs)):
+def _check_records(args: argparse.Namespace) -> None:
+    """``--records -`` puts the records on stdout, so the report needs a file of its own."""
+    if args.records == "-":
+        outputs = list(getattr(args, "output", None) or [])
+        if not outputs or any(o == "-" or o.endswith(":-") for o in outputs):
             raise ScoringError("--records - writes the records to stdout: give the report a file, --output PATH")
-        return ns
-    if not outputs:
-        raise ScoringError("give the records file: --output OUT.jsonl (or --records OUT.jsonl)", field="--output")
-    if len(outputs) > 1:
-        raise ScoringError("--output names the records file once (with --records, --output is the report)")
-    records, report = outputs[0], getattr(args, "report", None)
-    for path in inputs:
-        if _same_file(records, path):
-            raise ScoringError("--output must differ from --input", path=records)
-        if report and _same_file(report, path):
-            raise ScoringError(f"--report names the same file as input {path}; refusing to overwrite it", path=report)
-    if report and report != "-" and _same_file(report, records):
-        raise ScoringError("--report names the same file as --output (the records file)", path=report)
-    ns.records = records
-    ns.output = [report] if report else []
-    return ns
 
 
 @contextmanager
@@ -266,27 +197,28 @@ def _records_target(path: str, io: CliIO) -> Iterator[Any]:
 
 
 def _begin(args: argparse.Namespace, names: Optional[Sequence[str]] = None) -> Any:
-    """The options in the contract's form and the parsed gates, checked before any work."""
-    ns = _normalize(args, [args.input])
-    return ns, prepare(ns, inputs=[args.input], metric_names=names)
+    """The parsed gates, with every option checked before any work (paths, gate names, --records -)."""
+    gates = prepare(args, inputs=[args.input], metric_names=names)
+    _check_records(args)
+    return gates
 
 
-def _finish(ns: argparse.Namespace, gates: Any, io: CliIO, run: Any) -> int:
-    """Run ``run(records_fh, records_name, on_item) -> Report`` with the records file and ``--per-item``
+def _finish(args: argparse.Namespace, gates: Any, io: CliIO, run: Any) -> int:
+    """Run ``run(records_fh, on_item) -> Report`` with the records file and ``--per-item``
     open (both committed only if every gate name exists), then emit the report."""
-    with _records_target(ns.records, io) as fh, item_sink(ns.per_item) as on_item:
-        report: Report = run(fh, ns.records, on_item)
+    with _records_target(args.records, io) as fh, item_sink(args.per_item) as on_item:
+        report: Report = run(fh, on_item)
         check_gate_names(gates, report.metrics)
-    return emit_report(report, ns, io)
+    return emit_report(report, args, io, formatters=mtrag.REPORT_FORMATS)
 
 
 def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
-    ns, gates = _begin(args)
+    gates = _begin(args)
     scorer = _cli_judge.scorer_from_args(args)
     bertscore = judges.as_pair_scorer(scorer) if scorer is not None else None
     lcs, backend = rouge.lcs_backend(args.backend)
 
-    def run(fh: Any, name: str, on_item: Any) -> Report:
+    def run(fh: Any, on_item: Any) -> Report:
         return mtrag.algorithmic_file(
             args.input,
             fh,
@@ -296,17 +228,17 @@ def run_algorithmic(args: argparse.Namespace, io: CliIO) -> int:
             lcs=lcs,
             backend=backend,
             on_item=on_item,
-            output_name=name,
+            output_name=args.records,
         )
 
-    return _finish(ns, gates, io, run)
+    return _finish(args, gates, io, run)
 
 
 def run_condition(args: argparse.Namespace, io: CliIO) -> int:
-    ns, gates = _begin(args)
+    gates = _begin(args)
     metrics = list(dict.fromkeys(args.metric)) or list(mtrag.CONDITIONED_METRICS)
 
-    def run(fh: Any, name: str, on_item: Any) -> Report:
+    def run(fh: Any, on_item: Any) -> Report:
         return mtrag.condition_file(
             args.input,
             fh,
@@ -314,21 +246,21 @@ def run_condition(args: argparse.Namespace, io: CliIO) -> int:
             variants=selected_variants(args),
             digits=None if args.full_precision else 10,
             on_item=on_item,
-            output_name=name,
+            output_name=args.records,
         )
 
-    return _finish(ns, gates, io, run)
+    return _finish(args, gates, io, run)
 
 
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     steps = _judge_mtrag.parse_steps(args.steps)
     stats = list(judges.JudgeStats().as_metrics())
-    ns, gates = _begin(args, mtrag.JudgeAccumulator.metric_names(steps=steps) + stats)
+    gates = _begin(args, mtrag.JudgeAccumulator.metric_names(steps=steps) + stats)
     checked = _judge_mtrag.read_judge_input(args.input, steps)  # the whole input, before any call
     runner = _cli_judge.judge_from_args(args, steps=_judge_mtrag.TEMPLATE_STEPS, stderr=io.stderr)
     try:
         used = _judge_mtrag.templates_for(runner, steps)
-        with _records_target(ns.records, io) as fh, item_sink(ns.per_item) as on_item:
+        with _records_target(args.records, io) as fh, item_sink(args.per_item) as on_item:
             report = _judge_mtrag.judge_file(
                 args.input,
                 fh,
@@ -337,52 +269,19 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
                 templates=used,
                 judge_model=_cli_judge.judge_model(runner),
                 on_item=on_item,
-                output_name=ns.records,
+                output_name=args.records,
                 records=checked,
             )
             report = _cli_judge.with_judge_stats(report, runner)
             check_gate_names(gates, report.metrics)
     finally:
         runner.close()
-    return emit_report(report, ns, io)
+    return emit_report(report, args, io, formatters=mtrag.REPORT_FORMATS)
 
 
 # ---------------------------------------------------------------------------
 # summarize
 # ---------------------------------------------------------------------------
-
-
-def _fmt(value: Optional[float]) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
-def format_summary_text(report: Report, outcomes: Sequence[Any] = ()) -> str:
-    """Tables per setting: one row per model and group, one column per metric (mean, n)."""
-    lines = ["rageval-min mtrag summarize", f"signature: {report.signature}"]
-    for setting in report.result["settings"]:
-        lines.append("")
-        lines.append(f"setting {setting['setting']} ({setting['format']}: {setting['input']})")
-        metric_names: List[str] = []
-        for groups in setting["models"].values():
-            for per in groups.values():
-                for m in per:
-                    if m not in metric_names:
-                        metric_names.append(m)
-        rows = [["model", "group", "n"] + metric_names]
-        for mo, groups in setting["models"].items():
-            for g, per in groups.items():
-                n = max((v["n"] for v in per.values()), default=0)
-                rows.append([mo, g, str(n)] + [_fmt(per[m]["mean"]) if m in per else "" for m in metric_names])
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-    if outcomes:
-        lines.append("")
-        for o in outcomes:
-            status = {True: "pass", False: "FAIL", None: "skipped"}[o.passed]
-            lines.append(f"gate {o.text}: {_fmt(o.value) if o.value is not None else 'n/a'} {status}")
-        ok = all(o.passed is not False for o in outcomes)
-        lines.append("result: " + ("PASS" if ok else "FAIL"))
-    return "\n".join(lines) + "\n"
 
 
 def run_summarize(args: argparse.Namespace, io: CliIO) -> int:
@@ -397,4 +296,4 @@ def run_summarize(args: argparse.Namespace, io: CliIO) -> int:
             on_item=on_item,
         )
         check_gate_names(gates, report.metrics)  # the names depend on the data: checked before --per-item is kept
-    return emit_report(report, args, io, formatters={"text": format_summary_text})
+    return emit_report(report, args, io, formatters=mtrag.REPORT_FORMATS)

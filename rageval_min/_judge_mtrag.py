@@ -41,13 +41,15 @@ the file makes every ``1``/``0`` of that metric ``1.0``/``0.0`` (see
 prompt built) before the first judge call.
 """
 
+import functools
 import json
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import judges, mtrag
-from ._contract import ItemRow
+from ._contract import ItemRow, finish
 from ._io import Problems, atomic_writer, iter_jsonl
+from ._parallel import accumulate_items
 from ._report import Report
 from .errors import ScoringError
 from .judges import PromptTemplate, UnparseableAnswer
@@ -529,22 +531,25 @@ def judge_file(
     for rec in recs:
         for column in columns:
             types.add(column, rec["metrics"][column][0])
-    rows = [mtrag.judge_item(rec, steps=steps) for rec in recs]
-    for rec in recs:
-        for column in columns:
-            rec["metrics"][column] = [types.cast(column, rec["metrics"][column][0])]
+    fn = functools.partial(_judged_line, steps=list(steps), columns=columns, types=types)
 
     def write(fh: Any) -> None:
-        for rec in recs:
-            fh.write(json.dumps(rec) + "\n")
+        accumulate_items(acc, fn, recs, on_item=on_item, on_result=fh.write)
 
     if isinstance(output, str):
         with atomic_writer(output) as fh:
             write(fh)
     else:
         write(output)
-    for row in rows:
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    return acc.finalize()
+    return finish(acc)
+
+
+def _judged_line(
+    rec: Dict[str, Any], *, steps: Sequence[str], columns: Sequence[str], types: mtrag.ColumnTypes
+) -> Tuple[ItemRow, str]:
+    """The item row (the values as judged) and the output line (each judged column typed as the
+    reference's pandas column) of one judged record; the judge calls are already made."""
+    row = mtrag.judge_item(rec, steps=steps)
+    for column in columns:
+        rec["metrics"][column] = [types.cast(column, rec["metrics"][column][0])]
+    return row, json.dumps(rec) + "\n"

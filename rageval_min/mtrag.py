@@ -49,6 +49,7 @@ BERTScore is not computed here (it needs model weights).  ``RB_agg`` uses ``Bert
 by an optional scorer callable (see :data:`BertScorer`) passed to :func:`score_record`.
 """
 
+import functools
 import json
 import math
 import os
@@ -73,15 +74,18 @@ from typing import (
 )
 
 from . import rouge as _rouge
-from ._contract import Accumulator, ItemRow, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import Problems, atomic_writer, iter_jsonl, read_json
-from ._report import Report
+from ._parallel import Engine, accumulate_items
+from ._report import Report, render
 from ._signature import make_signature
 from .errors import ScoringError
 
 __all__ = [
     "FAMILY",
     "REFERENCE",
+    "REPORT_FORMATS",
+    "format_summary_text",
     "VARIANTS",
     "STEP_VARIANTS",
     "check_variants",
@@ -279,8 +283,32 @@ def clean_for_extractiveness(text: str) -> str:
     >>> clean_for_extractiveness("  Hello, <b>World</b>!\\r\\nBye")
     'hello bworldb\\n bye'
     """
-    text = _NON_WORD.sub("", text.replace("\n", " ")).lower()
-    return text.replace("\r", "\n").lstrip(" \t\n\r\x0c")
+    if text.isascii():  # one C pass: the same four steps, character by character
+        text = text.encode("ascii").translate(_CLEAN_ASCII, _CLEAN_ASCII_DELETE).decode("ascii")
+    else:
+        text = _NON_WORD.sub("", text.replace("\n", " ")).lower().replace("\r", "\n")
+    return text.lstrip(" \t\n\r\x0c")
+
+
+def _clean_tables() -> Tuple[bytes, bytes]:
+    # Built from the regex itself, so the ASCII path deletes exactly what _NON_WORD deletes;
+    # "\n" -> " " (step 1), upper -> lower, "\r" -> "\n" (step 2) are per-character too.
+    table = bytearray(range(256))
+    delete = bytearray()
+    for c in range(128):
+        ch = chr(c)
+        if ch == "\n":
+            table[c] = ord(" ")
+        elif ch == "\r":
+            table[c] = ord("\n")
+        elif _NON_WORD.match(ch):
+            delete.append(c)
+        else:
+            table[c] = ord(ch.lower())
+    return bytes(table), bytes(delete)
+
+
+_CLEAN_ASCII, _CLEAN_ASCII_DELETE = _clean_tables()
 
 
 def extractiveness_rouge_l(
@@ -803,18 +831,21 @@ def score_record(
         else:
             metrics[name] = values
 
-    put("Recall", [recall(pred, t) for t in targets])
-    put("RougeL_stemFalse", [rouge_l_stem_false(pred, t, tokenizer=tokenizer, lcs=lcs) for t in targets])
+    # The prediction is normalised, cleaned and tokenized once per record (not once per
+    # target or passage); each target and passage once.  Same values as recall(),
+    # rouge_l_stem_false() and extractiveness_rouge_l() called pair by pair.
+    if targets:
+        put("Recall", _recalls(pred, targets))
+        pred_tokens = _rouge.tokenize(pred, tokenizer=tokenizer)
+        put("RougeL_stemFalse", [_rouge_l(_rouge.tokenize(t, tokenizer=tokenizer), pred_tokens, lcs) for t in targets])
     if bertscore is not None:
         pairs = [bertscore(pred, t) for t in targets]
         put("BertscoreP", [p for p, _ in pairs])
         put("BertscoreR", [r for _, r in pairs])
         put("BertKPrec", [bertscore(pred, p)[0] for p in passages])
-    put(
-        "Extractiveness_RougeL",
-        [extractiveness_rouge_l(pred, p, tokenizer=tokenizer, lcs=lcs) for p in passages],
-    )
-    put("Length", [length(pred) for _ in targets])
+    if passages:
+        put("Extractiveness_RougeL", _extractiveness(pred, passages, tokenizer, lcs))
+    put("Length", [len(pred)] * len(targets))
     if targets and "BertscoreR" in metrics:
         try:
             result = rb_agg_from_metrics(metrics, unguarded="rb_agg_unguarded" in variants)
@@ -830,6 +861,41 @@ def score_record(
         )
     out["metrics"] = metrics
     return RecordResult(out, diagnostics)
+
+
+_ROUGE_L = ("rougeL",)
+
+
+def _rouge_l(target_tokens: List[str], pred_tokens: List[str], lcs: Optional[_rouge.LcsFn]) -> Number:
+    return _rouge.score_tokens(target_tokens, pred_tokens, rouge_types=_ROUGE_L, lcs=lcs)["rougeL"].fmeasure
+
+
+def _recalls(pred: str, targets: Sequence[str]) -> List[Number]:
+    """:func:`recall` of ``pred`` against each target, normalising ``pred`` once."""
+    pred_counts = Counter(normalize_answer(pred).split())
+    out: List[Number] = []
+    for target in targets:
+        target_tokens = normalize_answer(target).split()
+        common = sum((pred_counts & Counter(target_tokens)).values())
+        out.append(0 if common == 0 else 1.0 * common / len(target_tokens))
+    return out
+
+
+def _extractiveness(pred: str, passages: Sequence[str], tokenizer: str, lcs: Optional[_rouge.LcsFn]) -> List[Number]:
+    """:func:`extractiveness_rouge_l` of ``pred`` against each passage, cleaning ``pred`` once."""
+    text = clean_for_extractiveness(pred)
+    squeezed = text.replace(" ", "")
+    text_tokens: Optional[List[str]] = None
+    out: List[Number] = []
+    for passage in passages:
+        target = clean_for_extractiveness(passage)
+        if target.replace(" ", "") in squeezed:
+            out.append(1)
+            continue
+        if text_tokens is None:
+            text_tokens = _rouge.tokenize(text, tokenizer=tokenizer)
+        out.append(_rouge_l(_rouge.tokenize(target, tokenizer=tokenizer), text_tokens, lcs))
+    return out
 
 
 def round_floats(value: Any, digits: int = 10) -> Any:
@@ -1571,46 +1637,58 @@ def _check_not_input(path: str, output: Output) -> None:
         except OSError:
             pass
     if same:
-        raise ScoringError("--output must differ from --input", path=output)
+        raise ScoringError("the records file must differ from the input", path=output)
 
 
-StepFn = Callable[[Dict[str, Any], str], Tuple[RecordResult, ItemRow]]
+#: One input record as the workers get it: ``(line number, parsed JSON value)``; a
+#: :class:`ScoringError` as the value is the reader's own problems (raised in input order).
+Numbered = Tuple[int, Any]
 
 
-def _one(
-    path: str, line_no: int, record: Any, step: StepFn, problems: Problems
-) -> Optional[Tuple[RecordResult, ItemRow]]:
-    if not isinstance(record, dict):
-        problems.add("expected a JSON object", path=path, line=line_no)
-        return None
-    rid = f"{path}:{line_no}"
+def _numbered(path: str) -> Iterator[Numbered]:
+    """``(line, record)`` for every record of ``path``; the reader's problems come last, as one item."""
+    try:
+        yield from iter_jsonl(path)
+    except ScoringError as exc:
+        yield 0, exc
+
+
+def _record_rid(path: str, line_no: int, record: Mapping[str, Any]) -> str:
     task_id = record.get("task_id")
     if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
-        rid = f"task_id={task_id}"
-    try:
-        return step(record, rid)
-    except ScoringError as exc:
-        problems.add(
-            exc.msg, path=path, line=line_no, field=exc.field, record=rid if rid.startswith("task_id=") else None
-        )
-        return None
+        return f"task_id={task_id}"
+    return f"{path}:{line_no}"
 
 
-def _each(path: str, step: StepFn) -> Iterator[Tuple[RecordResult, ItemRow]]:
-    """``step`` over every record of ``path``; every bad record is collected and raised together at the end."""
-    problems = Problems()
-    try:
-        for line_no, record in iter_jsonl(path):
-            out = _one(path, line_no, record, step, problems)
-            if out is None:
-                if problems.full:
-                    break
-                continue
-            if not problems:
-                yield out
-    except ScoringError as exc:  # the reader's problems (bad JSON, encoding, ...)
-        problems.add_error(exc)
-    problems.raise_if_any()
+def _checked(path: str, item: Numbered) -> Tuple[int, Dict[str, Any], str]:
+    line_no, record = item
+    if isinstance(record, ScoringError):
+        raise record
+    if not isinstance(record, dict):
+        raise ScoringError("expected a JSON object", path=path, line=line_no)
+    return line_no, record, _record_rid(path, line_no, record)
+
+
+def _located(exc: ScoringError, path: str, line_no: int, rid: str) -> ScoringError:
+    return ScoringError(
+        exc.msg, path=path, line=line_no, field=exc.field, record=rid if rid.startswith("task_id=") else None
+    )
+
+
+class _Collect:
+    """``on_error`` of the file functions: every bad record is collected (up to the limit) and
+    raised together at the end, as a single pass over the file does."""
+
+    def __init__(self) -> None:
+        self.problems = Problems()
+
+    def __call__(self, exc: ScoringError) -> None:
+        self.problems.add_error(exc)
+        if self.problems.full:
+            self.problems.raise_if_any()
+
+    def raise_if_any(self) -> None:
+        self.problems.raise_if_any()
 
 
 def _json_algorithmic(record: Dict[str, Any]) -> str:
@@ -1621,6 +1699,29 @@ def _json_algorithmic(record: Dict[str, Any]) -> str:
 def _json_pandas(record: Dict[str, Any]) -> str:
     # close to pandas to_json(orient="records", lines=True): compact, ASCII, "\/".
     return json.dumps(record, separators=(",", ":"), allow_nan=False).replace("/", "\\/")
+
+
+def _algorithmic_work(
+    item: Numbered,
+    *,
+    path: str,
+    variants: Sequence[str],
+    bertscore: Optional[BertScorer],
+    lcs: Optional[_rouge.LcsFn],
+) -> Tuple[ItemRow, Tuple[str, List[str]]]:
+    """Per-record work of :func:`algorithmic_file` (runs in a worker under ``--jobs``):
+    the item row, and the output line with the record's diagnostics."""
+    line_no, record, rid = _checked(path, item)
+    try:
+        result = score_record(record, variants=variants, bertscore=bertscore, record_id=rid, lcs=lcs)
+    except ScoringError as exc:
+        raise _located(exc, path, line_no, rid) from None
+    return algorithmic_row(result.record), (_json_algorithmic(result.record) + "\n", result.diagnostics)
+
+
+def _engine_for(bertscore: Optional[BertScorer]) -> Optional[Engine]:
+    # A BERTScore model stays in this process (it is neither small nor always picklable).
+    return Engine() if bertscore is not None else None
 
 
 def algorithmic_file(
@@ -1644,6 +1745,10 @@ def algorithmic_file(
     ``bertscore_name`` in the signature (default ``scorer``; ``input`` without a hook);
     ``lcs`` an exact LCS-length function for the ROUGE-L metrics, named ``backend``.
     ``on_item`` receives each item row (:func:`algorithmic_item`) in input order.
+
+    The records are read here and scored on the current engine (``--jobs``, Dask; see
+    :mod:`rageval_min._parallel`); the output lines are written here, in input order.  With
+    a ``bertscore`` hook the scoring stays in this process.
     """
     variants = check_variants(variants)
     _check_not_input(path, output)
@@ -1651,21 +1756,79 @@ def algorithmic_file(
     acc = AlgorithmicAccumulator(
         output=_output_label(output, output_name), variants=variants, bertscore=name, backend=backend
     )
-
-    def step(record: Dict[str, Any], rid: str) -> Tuple[RecordResult, ItemRow]:
-        result = score_record(record, variants=variants, bertscore=bertscore, record_id=rid, lcs=lcs)
-        return result, algorithmic_row(result.record)
-
+    fn = functools.partial(_algorithmic_work, path=path, variants=variants, bertscore=bertscore, lcs=lcs)
+    errors = _Collect()
     with _records_writer(output) as fh:
-        for result, row in _each(path, step):
-            fh.write(_json_algorithmic(result.record))
-            fh.write("\n")
-            if on_item is not None:
-                on_item(row)
-            acc.add(row)
-            for d in result.diagnostics:
+        write = fh.write
+
+        def on_result(extra: Tuple[str, List[str]]) -> None:
+            write(extra[0])
+            for d in extra[1]:
                 acc.note(d)
-    return acc.finalize()
+
+        accumulate_items(
+            acc,
+            fn,
+            _numbered(path),
+            on_item=on_item,
+            on_result=on_result,
+            on_error=errors,
+            engine=_engine_for(bertscore),
+        )
+        errors.raise_if_any()
+    return finish(acc)
+
+
+def _conditioned(
+    item: Numbered,
+    *,
+    path: str,
+    metrics: Sequence[str],
+    variants: Sequence[str],
+    digits: Optional[int],
+    keys: Sequence[str],
+    alias: bool,
+) -> Tuple[RecordResult, ItemRow, List[str]]:
+    line_no, record, rid = _checked(path, item)
+    if digits is not None:
+        record = round_floats(record, digits)  # values as the reference reads them
+    try:
+        result = condition_record(record, metrics=metrics, variants=variants, record_id=rid)
+    except ScoringError as exc:
+        raise _located(exc, path, line_no, rid) from None
+    row = condition_row(result.record, keys, alias=alias)
+    present = [k for k in keys if row[k] is not None or k in row["non_numeric"]]
+    return result, row, present
+
+
+def _condition_types_work(item: Numbered, **options: Any) -> Tuple[None, List[Tuple[str, Any]]]:
+    """Pass 1 of :func:`condition_file`: validate one record; its conditioned ``(key, value)`` pairs."""
+    result, _, present = _conditioned(item, **options)
+    m = result.record["metrics"]
+    return None, [(key, m[key][0]) for key in present]
+
+
+def _condition_write_work(
+    item: Numbered, *, types: Optional["ColumnTypes"], **options: Any
+) -> Tuple[ItemRow, Tuple[str, List[str]]]:
+    """Pass 2 of :func:`condition_file`: the item row, and the output line (typed by ``types``)."""
+    result, row, present = _conditioned(item, **options)
+    record = result.record
+    if types is None:
+        line = json.dumps(record)
+    else:
+        m = record["metrics"]
+        for key in present:
+            m[key] = [types.cast(key, m[key][0])]
+        line = _json_pandas(record)
+    return row, (line + "\n", result.diagnostics)
+
+
+class _Discard:
+    """The accumulator of a pass that only validates (it gets no rows)."""
+
+    def add(self, item: ItemRow) -> None:  # pragma: no cover - pass 1 returns no rows
+        raise AssertionError("pass 1 adds no rows")
 
 
 def condition_file(
@@ -1689,48 +1852,55 @@ def condition_file(
     is written when a record is bad), the second writes; no record is held in memory.
     ``digits=None`` (``--full-precision``) writes plain ``json.dumps`` records, each value
     with its own type.  ``on_item`` receives each item row (:func:`condition_item`).
+
+    Both passes score on the current engine (``--jobs``, Dask); the lines are written
+    here in input order.  A shard's records are typed by the shard's own columns (the
+    report, which holds means, merges exactly; see ``docs/mtrag.md``).
     """
     variants = check_variants(variants)
     metrics = list(metrics)
     paper = "paper_idk" in variants
-    alias = "answerability_alias" in variants
     keys = [conditioned_key(m, paper_idk=paper) for m in metrics]
     _check_not_input(path, output)
     acc = ConditionAccumulator(
         output=_output_label(output, output_name), metrics=metrics, variants=variants, digits=digits
     )
-
-    def step(record: Dict[str, Any], rid: str) -> Tuple[RecordResult, ItemRow]:
-        if digits is not None:
-            record = round_floats(record, digits)  # values as the reference reads them
-        result = condition_record(record, metrics=metrics, variants=variants, record_id=rid)
-        return result, condition_row(result.record, keys, alias=alias)
-
-    def conditioned(row: ItemRow) -> List[str]:
-        return [k for k in keys if row[k] is not None or k in row["non_numeric"]]
-
+    options: Dict[str, Any] = dict(
+        path=path,
+        metrics=metrics,
+        variants=variants,
+        digits=digits,
+        keys=keys,
+        alias="answerability_alias" in variants,
+    )
     types = ColumnTypes()
-    for result, row in _each(path, step):  # pass 1: validate, and the dtype of each conditioned column
-        m = result.record["metrics"]
-        for key in conditioned(row):
-            types.add(key, m[key][0])
-    with _records_writer(output) as fh:
-        for result, row in _each(path, step):  # pass 2: write
-            record = result.record
-            if digits is None:
-                fh.write(json.dumps(record))
-            else:
-                m = record["metrics"]
-                for key in conditioned(row):
-                    m[key] = [types.cast(key, m[key][0])]
-                fh.write(_json_pandas(record))
-            fh.write("\n")
-            if on_item is not None:
-                on_item(row)
-            acc.add(row)
-            for d in result.diagnostics:
+
+    def add_types(pairs: List[Tuple[str, Any]]) -> None:
+        for key, value in pairs:
+            types.add(key, value)
+
+    errors = _Collect()  # pass 1: validate, and the dtype of each conditioned column
+    accumulate_items(
+        _Discard(),
+        functools.partial(_condition_types_work, **options),
+        _numbered(path),
+        on_result=add_types,
+        on_error=errors,
+    )
+    errors.raise_if_any()
+    fn = functools.partial(_condition_write_work, types=None if digits is None else types, **options)
+    errors = _Collect()
+    with _records_writer(output) as fh:  # pass 2: write
+        write = fh.write
+
+        def on_result(extra: Tuple[str, List[str]]) -> None:
+            write(extra[0])
+            for d in extra[1]:
                 acc.note(d)
-    return acc.finalize()
+
+        accumulate_items(acc, fn, _numbered(path), on_item=on_item, on_result=on_result, on_error=errors)
+        errors.raise_if_any()
+    return finish(acc)
 
 
 #: The plain fields of a ``summarize`` item row (every other key is a metric).
@@ -1915,22 +2085,52 @@ def _analytics_rows(path: str, data: Dict[str, Any]) -> Iterator[Tuple[Optional[
         yield task_id, str(ev.get("model_id")), answerability_group(answer[task_id]), values
 
 
-def _jsonl_rows(path: str, model: str, alias: bool) -> Iterator[Tuple[Optional[str], str, str, Dict[str, Any]]]:
-    problems = Problems()
-    for line_no, record in iter_jsonl(path):
-        if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
-            problems.add("expected an object with a 'metrics' object", path=path, line=line_no, field="metrics")
-            if problems.full:
-                break
-            continue
-        name = record.get("model_id")
-        yield (
-            _task_id(record),
-            (str(name) if name is not None else model),
-            answerability_group(answerability_of(record, alias=alias)),
-            summary_values(record["metrics"]),
-        )
-    problems.raise_if_any()
+def _summarize_jsonl_work(
+    item: Numbered,
+    *,
+    path: str,
+    source: int,
+    setting: str,
+    model: str,
+    alias: bool,
+    wanted: Sequence[str],
+) -> ItemRow:
+    """The ``summarize`` item row of one evaluated JSONL record (runs in a worker under ``--jobs``)."""
+    line_no, record = item
+    if isinstance(record, ScoringError):
+        raise record
+    if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
+        raise ScoringError("expected an object with a 'metrics' object", path=path, line=line_no, field="metrics")
+    name = record.get("model_id")
+    values = summary_values(record["metrics"])
+    if wanted:
+        values = {k: v for k, v in values.items() if k in wanted}
+    return summarize_row(
+        _task_id(record),
+        values,
+        source=source,
+        setting=setting,
+        input=path,
+        format="jsonl",
+        model=str(name) if name is not None else model,
+        group=answerability_group(answerability_of(record, alias=alias)),
+    )
+
+
+def _summarize_analytics_work(
+    row: Tuple[Optional[str], str, str, Dict[str, Any]],
+    *,
+    path: str,
+    source: int,
+    setting: str,
+    wanted: Sequence[str],
+) -> ItemRow:
+    task_id, model, group, values = row
+    if wanted:
+        values = {k: v for k, v in values.items() if k in wanted}
+    return summarize_row(
+        task_id, values, source=source, setting=setting, input=path, format="analytics", model=model, group=group
+    )
 
 
 def summarize_files(
@@ -1962,31 +2162,69 @@ def summarize_files(
     alias = "answerability_alias" in variants
     for index, path in enumerate(inputs):
         label = settings[index] if settings else os.path.splitext(os.path.basename(path))[0]
-        rows: Iterator[Tuple[Optional[str], str, str, Dict[str, Any]]]
         if path.endswith(".jsonl"):
-            kind = "jsonl"
-            rows = _jsonl_rows(path, model or label, alias)
-        else:
-            data = read_json(path)
-            if not isinstance(data, dict):
-                raise ScoringError(
-                    "expected an analytics object (or use a .jsonl file of evaluated records)", path=path
-                )
-            kind = "analytics"
-            rows = _analytics_rows(path, data)
-        for task_id, row_model, group, values in rows:
-            if wanted:
-                values = {k: v for k, v in values.items() if k in wanted}
-            row = summarize_row(
-                task_id, values, source=index, setting=label, input=path, format=kind, model=row_model, group=group
+            fn = functools.partial(
+                _summarize_jsonl_work,
+                path=path,
+                source=index,
+                setting=label,
+                model=model or label,
+                alias=alias,
+                wanted=wanted,
             )
-            if on_item is not None:
-                on_item(row)
-            acc.add(row)
+            errors = _Collect()
+            accumulate_items(acc, fn, _numbered(path), on_item=on_item, on_error=errors)
+            errors.raise_if_any()
+            continue
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise ScoringError("expected an analytics object (or use a .jsonl file of evaluated records)", path=path)
+        fn = functools.partial(_summarize_analytics_work, path=path, source=index, setting=label, wanted=wanted)
+        accumulate_items(acc, fn, _analytics_rows(path, data), on_item=on_item)
     missing = acc.missing_metrics()
     if missing:
         raise ScoringError(f"no values for metric(s) {', '.join(missing)}", field="--metric")
-    return acc.finalize()
+    return finish(acc)
+
+
+def _fmt(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def format_summary_text(report: Report, outcomes: Sequence[Any] = ()) -> str:
+    """The ``text`` format of a ``summarize`` report: tables per setting, one row per model and
+    group, one column per metric (means); any other mtrag report in the common text format."""
+    if "settings" not in report.result:
+        return render(report, "text", outcomes)
+    lines = ["rageval-min mtrag summarize", f"signature: {report.signature}"]
+    for setting in report.result["settings"]:
+        lines.append("")
+        lines.append(f"setting {setting['setting']} ({setting['format']}: {setting['input']})")
+        metric_names: List[str] = []
+        for groups in setting["models"].values():
+            for per in groups.values():
+                for m in per:
+                    if m not in metric_names:
+                        metric_names.append(m)
+        rows = [["model", "group", "n"] + metric_names]
+        for mo, groups in setting["models"].items():
+            for g, per in groups.items():
+                n = max((v["n"] for v in per.values()), default=0)
+                rows.append([mo, g, str(n)] + [_fmt(per[m]["mean"]) if m in per else "" for m in metric_names])
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    if outcomes:
+        lines.append("")
+        for o in outcomes:
+            status = {True: "pass", False: "FAIL", None: "skipped"}[o.passed]
+            lines.append(f"gate {o.text}: {_fmt(o.value) if o.value is not None else 'n/a'} {status}")
+        ok = all(o.passed is not False for o in outcomes)
+        lines.append("result: " + ("PASS" if ok else "FAIL"))
+    return "\n".join(lines) + "\n"
+
+
+#: The family's own renderings (format name -> renderer), used by the CLI and ``rageval-min merge``.
+REPORT_FORMATS = {"text": format_summary_text}
 
 
 def signature(*, variants: Sequence[str] = (), params: Sequence[Tuple[str, object]] = ()) -> str:

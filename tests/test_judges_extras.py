@@ -282,7 +282,7 @@ def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_pat
     """The extra through MT-RAG's hook: BertscoreP/R, BertKPrec and so RB_agg, with no download."""
     import json
 
-    from rageval_min import _cmd_mtrag, mtrag
+    from rageval_min import mtrag
 
     src = str(tmp_path / "tasks.jsonl")
     tasks_in = [
@@ -306,7 +306,7 @@ def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_pat
         fh.writelines(json.dumps(t) + "\n" for t in tasks_in)
     out = str(tmp_path / "out.jsonl")
     pair = judges.as_pair_scorer(minilm_raw)
-    report = _cmd_mtrag.algorithmic_file(src, out, bertscore=pair)
+    report = mtrag.algorithmic_file(src, out, bertscore=pair)
     with open(out, encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     with open(src, encoding="utf-8") as fh:

@@ -80,7 +80,7 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
         [
             "--input",
             TASKS,
-            "--output",
+            "--records",
             live,
             "--judge",
             server.base_url,
@@ -115,7 +115,7 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
     n_requests = len(server.requests)
     server.__exit__()
 
-    code, out2, err = _run(["--input", TASKS, "--output", replay, "--judge", "replay:" + cache])
+    code, out2, err = _run(["--input", TASKS, "--records", replay, "--judge", "replay:" + cache])
     assert code == 0, err
     replayed = json.loads(out2)
     assert replayed["result"].pop("output") == replay and calls["result"].pop("output") == live
@@ -126,7 +126,7 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
 
     # then the reference's next stage, unchanged
     cond = str(tmp_path / "cond.jsonl")
-    r = run_cli(["mtrag", "condition", "--input", live, "--output", cond])
+    r = run_cli(["mtrag", "condition", "--input", live, "--records", cond])
     assert r.code == 0, r.err
     with open(cond, encoding="utf-8") as fh:
         conditioned = [json.loads(line) for line in fh]
@@ -142,7 +142,7 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
         [
             "--input",
             TASKS,
-            "--output",
+            "--records",
             out,
             "--steps",
             "idk,underspecified",
@@ -175,7 +175,7 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
         [
             "--input",
             TASKS,
-            "--output",
+            "--records",
             out,
             "--steps",
             "idk,bogus",

@@ -27,7 +27,7 @@ def _write(path, records):
 
 def test_algorithmic_matches_golden(tmp_path):
     out = tmp_path / "out.jsonl"
-    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out)])
+    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out)])
     assert r.code == 0, r.err
     report = json.loads(r.out)
     assert report["result"]["records"] == 10
@@ -47,7 +47,7 @@ def test_algorithmic_matches_golden(tmp_path):
 
 def test_algorithmic_gates_and_report_file(tmp_path):
     out, rep = tmp_path / "out.jsonl", tmp_path / "report.json"
-    base = ["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--report", str(rep)]
+    base = ["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out), "--output", str(rep)]
     r = run_cli(base + ["--gate", "Recall>=0.5"])
     assert r.code == 0 and r.out == ""
     assert json.loads(rep.read_text())["gates"][0]["passed"] is True
@@ -62,7 +62,7 @@ def test_algorithmic_bad_records_leave_no_output(tmp_path):
     bad = dict(good, task_id="bad::1", predictions=[])
     src = _write(tmp_path / "in.jsonl", [good, bad, "[1, 2]", "{not json"])
     out = tmp_path / "out.jsonl"
-    r = run_cli(["mtrag", "algorithmic", "--input", src, "--output", str(out)])
+    r = run_cli(["mtrag", "algorithmic", "--input", src, "--records", str(out)])
     assert r.code == 2
     assert "task_id=bad::1" in r.err and "predictions" in r.err
     assert not out.exists()
@@ -71,16 +71,16 @@ def test_algorithmic_bad_records_leave_no_output(tmp_path):
 
 def test_algorithmic_same_input_output_refused(tmp_path):
     src = _write(tmp_path / "in.jsonl", _lines(RESPONSES)[:1])
-    r = run_cli(["mtrag", "algorithmic", "--input", src, "--output", src])
-    assert r.code == 2 and "--output must differ" in r.err
+    r = run_cli(["mtrag", "algorithmic", "--input", src, "--records", src])
+    assert r.code == 2 and "--records" in r.err and "names the same file as input" in r.err
 
 
 def test_algorithmic_variant_in_signature(tmp_path):
     out = tmp_path / "out.jsonl"
-    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--variant", "rb_agg_unguarded"])
+    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out), "--variant", "rb_agg_unguarded"])
     assert r.code == 0
     assert "variants=rb_agg_unguarded" in json.loads(r.out)["signature"]
-    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--variant", "nope"])
+    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out), "--variant", "nope"])
     assert r.code == 2
 
 
@@ -90,7 +90,7 @@ def test_algorithmic_rb_agg_from_input_and_diagnostics(tmp_path):
     del recs[0]["contexts"]
     src = _write(tmp_path / "in.jsonl", recs)
     out = tmp_path / "out.jsonl"
-    r = run_cli(["mtrag", "algorithmic", "--input", src, "--output", str(out)])
+    r = run_cli(["mtrag", "algorithmic", "--input", src, "--records", str(out)])
     assert r.code == 0, r.err
     report = json.loads(r.out)
     assert report["diagnostics"] == ["task_id=dd6b6ffd177f2b311abe676261279d2f::1: 'contexts' missing, treated as []"]
@@ -101,7 +101,7 @@ def test_algorithmic_rb_agg_from_input_and_diagnostics(tmp_path):
 
 def test_condition_gold_and_rounding(tmp_path):
     out = tmp_path / "c.jsonl"
-    r = run_cli(["mtrag", "condition", "--input", os.path.join(GOLD, "judged.jsonl"), "--output", str(out)])
+    r = run_cli(["mtrag", "condition", "--input", os.path.join(GOLD, "judged.jsonl"), "--records", str(out)])
     assert r.code == 0, r.err
     with open(os.path.join(GOLD, "expected_conditioned.jsonl"), encoding="utf-8") as fh:
         assert out.read_text(encoding="utf-8") == fh.read()
@@ -113,7 +113,7 @@ def test_condition_gold_and_rounding(tmp_path):
             "condition",
             "--input",
             os.path.join(GOLD, "judged.jsonl"),
-            "--output",
+            "--records",
             str(out),
             "--full-precision",
             "--variant",
@@ -132,7 +132,7 @@ def test_condition_gold_and_rounding(tmp_path):
 
 def test_condition_missing_idk_is_input_error(tmp_path):
     src = _write(tmp_path / "in.jsonl", [{"task_id": "x", "metrics": {"RB_agg": [0.5]}}])
-    r = run_cli(["mtrag", "condition", "--input", src, "--output", str(tmp_path / "o.jsonl")])
+    r = run_cli(["mtrag", "condition", "--input", src, "--records", str(tmp_path / "o.jsonl")])
     assert r.code == 2 and "task_id=x" in r.err and "metrics.idk_eval" in r.err
 
 
@@ -261,7 +261,7 @@ def test_mtrag_without_step_is_usage():
 
 def test_subprocess_exit_codes(tmp_path):
     out = tmp_path / "o.jsonl"
-    r = run_subprocess(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--gate", "Recall>0.99"])
+    r = run_subprocess(["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out), "--gate", "Recall>0.99"])
     assert r.code == 1 and out.exists()
     r = run_subprocess(
         [
@@ -291,7 +291,7 @@ def test_subprocess_exit_codes(tmp_path):
         ]
     )
     assert r.code == 0 and "PASS" in r.out
-    r = run_subprocess(["mtrag", "condition", "--input", str(tmp_path / "missing.jsonl"), "--output", str(out)])
+    r = run_subprocess(["mtrag", "condition", "--input", str(tmp_path / "missing.jsonl"), "--records", str(out)])
     assert r.code == 2 and "Traceback" not in r.err
 
 
@@ -321,27 +321,41 @@ TASKS = os.path.join(GOLD, "tasks.jsonl")
 def test_report_naming_the_records_file_or_an_input_is_refused(tmp_path):
     out = tmp_path / "o.jsonl"
     for step, src in (("algorithmic", TASKS), ("condition", JUDGED)):
-        r = run_cli(["mtrag", step, "--input", src, "--output", str(out), "--report", str(out)])
-        assert r.code == 2 and "--report names the same file as --output" in r.err, r.err
+        r = run_cli(["mtrag", step, "--input", src, "--records", str(out), "--output", str(out)])
+        assert r.code == 2 and "names the same file as --output" in r.err, r.err
         assert not out.exists()
         copy = _write(tmp_path / "in.jsonl", _lines(src))
         before = open(copy, "rb").read()
-        r = run_cli(["mtrag", step, "--input", copy, "--output", str(out), "--report", copy])
-        assert r.code == 2 and "--report names the same file as input" in r.err, r.err
+        r = run_cli(["mtrag", step, "--input", copy, "--records", str(out), "--output", copy])
+        assert r.code == 2 and "--output" in r.err and "names the same file as input" in r.err, r.err
         assert open(copy, "rb").read() == before and not out.exists()
         link = tmp_path / "link.jsonl"
         os.symlink(copy, link)
-        r = run_cli(["mtrag", step, "--input", copy, "--output", str(link)])
-        assert r.code == 2 and "--output must differ from --input" in r.err
+        r = run_cli(["mtrag", step, "--input", copy, "--records", str(link)])
+        assert r.code == 2 and "--records" in r.err and "names the same file as input" in r.err
         assert open(copy, "rb").read() == before
         os.remove(link)
         os.remove(copy)
     assert os.listdir(tmp_path) == []
 
 
+def test_output_is_always_the_report(tmp_path):
+    """Issue #13: one meaning per option. The old form (--output OUT.jsonl, --report PATH) is gone."""
+    out = tmp_path / "o.jsonl"
+    r = run_cli(["mtrag", "algorithmic", "--input", TASKS, "--output", str(out)])
+    assert r.code == 2 and "--records" in r.err and not out.exists()
+    r = run_cli(["mtrag", "algorithmic", "--input", TASKS, "--records", str(out), "--report", str(out)])
+    assert r.code == 2 and "--report" in r.err
+    r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", str(out), "--output", f"json:{tmp_path}/r.json"])
+    assert r.code == 0 and r.out == "" and json.loads((tmp_path / "r.json").read_text())["family"] == "mtrag"
+    for step in ("algorithmic", "condition", "judge"):
+        help_text = run_cli(["mtrag", step, "--help"]).out
+        assert "--records PATH" in help_text and "[FORMAT:]PATH" in help_text and "--report" not in help_text
+
+
 def test_condition_leaves_nothing_on_bad_input(tmp_path):
     out, items = tmp_path / "o.jsonl", tmp_path / "items.jsonl"
-    base = ["mtrag", "condition", "--output", str(out), "--per-item", str(items)]
+    base = ["mtrag", "condition", "--records", str(out), "--per-item", str(items)]
     # a gate on a metric the report will not have: exit 2 and no records file (issue #14 item 6)
     src = _write(
         tmp_path / "in.jsonl", [{"task_id": "x", "answerability": ["ANSWERABLE"], "metrics": {"idk_eval": [0]}}]
@@ -370,7 +384,7 @@ def test_summarize_unknown_gate_leaves_no_per_item_file(tmp_path):
 
 def test_algorithmic_unknown_gate_leaves_no_records(tmp_path):
     out = tmp_path / "o.jsonl"
-    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--output", str(out), "--gate", "RB_agg>0.1"])
+    r = run_cli(["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out), "--gate", "RB_agg>0.1"])
     assert r.code == 2 and "unknown metric 'RB_agg'" in r.err
     assert os.listdir(tmp_path) == []
 
@@ -394,23 +408,23 @@ def test_records_option_makes_output_the_report(tmp_path):
     assert json.loads(rep_json.read_text())["result"]["output"] == "-"
     r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", "-"])
     assert r.code == 2 and "give the report a file" in r.err and r.out == ""
-    r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", "-", "--report", str(rep_json)])
-    assert r.code == 2 and "--report goes with --output" in r.err
+    r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", "-", "--output", "-"])
+    assert r.code == 2 and "give the report a file" in r.err and r.out == ""
     r = run_cli(["mtrag", "condition", "--input", JUDGED, "--records", str(recs), "--output", str(recs)])
     assert r.code == 2 and "names the same file" in r.err
     r = run_cli(["mtrag", "condition", "--input", JUDGED])
-    assert r.code == 2 and "--output OUT.jsonl" in r.err
+    assert r.code == 2 and "--records" in r.err
 
 
 @pytest.mark.parametrize(
     "argv,n",
     [
-        (["mtrag", "algorithmic", "--input", TASKS, "--output", "{tmp}/o.jsonl"], 3),
-        (["mtrag", "condition", "--input", JUDGED, "--output", "{tmp}/o.jsonl"], 6),
+        (["mtrag", "algorithmic", "--input", TASKS, "--records", "{tmp}/o.jsonl"], 3),
+        (["mtrag", "condition", "--input", JUDGED, "--records", "{tmp}/o.jsonl"], 6),
         (["mtrag", "summarize", "--input", os.path.join(GOLD, "expected_conditioned.jsonl")], 6),
         (
             ["mtrag", "judge", "--input", TASKS, "--steps", "idk,underspecified,rb_llm,rl_f"]
-            + ["--judge", "replay:" + os.path.join(GOLD, "judge_cache.jsonl"), "--output", "{tmp}/o.jsonl"],
+            + ["--judge", "replay:" + os.path.join(GOLD, "judge_cache.jsonl"), "--records", "{tmp}/o.jsonl"],
             3,
         ),
     ],
@@ -476,7 +490,7 @@ _IDK_CMD = (
 def test_judge_columns_typed_by_the_file(tmp_path):
     # idk_eval all integers: the column stays integer
     out = tmp_path / "o.jsonl"
-    r = run_cli(["mtrag", "judge", "--input", TASKS, "--steps", "idk", "--judge", _IDK_CMD, "--output", str(out)])
+    r = run_cli(["mtrag", "judge", "--input", TASKS, "--steps", "idk", "--judge", _IDK_CMD, "--records", str(out)])
     assert r.code == 0, r.err
     assert [row["metrics"]["idk_eval"] for row in _lines(str(out))] == [[1], [0], [0]]
     assert '"idk_eval": [1]' in out.read_text()
@@ -491,11 +505,11 @@ def test_judge_checks_the_whole_input_before_any_call(server, tmp_path):
     tasks[2]["targets"] = []  # RB_llm needs targets[0]
     src = _write(tmp_path / "in.jsonl", tasks)
     out = tmp_path / "o.jsonl"
-    base = ["mtrag", "judge", "--input", src, "--judge", server.base_url, "--judge-model", "m", "--output", str(out)]
+    base = ["mtrag", "judge", "--input", src, "--judge", server.base_url, "--judge-model", "m", "--records", str(out)]
     r = run_cli(base + ["--steps", "idk,rb_llm"])
     assert r.code == 2 and "targets" in r.err and ":3:" in r.err, r.err
     r = run_cli(base + ["--steps", "idk", "--gate", "nope>1"])
     assert r.code == 2 and "unknown metric" in r.err
-    r = run_cli(base + ["--steps", "idk", "--report", src])
+    r = run_cli(base + ["--steps", "idk", "--output", src])
     assert r.code == 2
     assert server.requests == [] and not out.exists()
