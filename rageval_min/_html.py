@@ -67,7 +67,8 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .badge{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600;color:#fff;margin-left:8px;
 font-size:14px}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}
-table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;
+table{border-collapse:collapse;margin:6px 0 10px;display:block;overflow-x:auto;max-width:100%}
+th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;
 vertical-align:top}th{background:var(--card)}table.kv th{font-weight:400}td.n,.n{font-variant-numeric:tabular-nums}
 td.pass,.st-pass{color:var(--pass);font-weight:600}td.fail,.st-fail{color:var(--fail);font-weight:600}
 td.skip,.st-skip{color:var(--skip)}.muted{color:var(--muted)}
@@ -78,10 +79,10 @@ svg text{fill:var(--fg);font-size:11px}svg .ttl{font-size:13px;font-weight:600}s
 font-size:10px}
 svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);stroke-width:1}
 svg .err{stroke:var(--fg);stroke-width:1.4}svg .gate{stroke-width:2.2;stroke-dasharray:5 3}
-svg .gate-pass .gate,svg circle.gate-pass{stroke:var(--pass);fill:var(--pass)}
+svg circle.dm{fill:var(--fg)}svg .gate-pass .gate,svg circle.gate-pass{stroke:var(--pass);fill:var(--pass)}
 svg .gate-fail .gate,svg circle.gate-fail{stroke:var(--fail);fill:var(--fail)}
 svg .gate-skip .gate{stroke:var(--skip)}svg .gate-fail text{fill:var(--fail)}svg .gate-pass text{fill:var(--pass)}
-svg circle.dm{fill:var(--fg)}svg .val{font-size:10px}
+svg .val{font-size:10px}
 svg .s0{fill:var(--c0)}svg .s1{fill:var(--c1)}svg .s2{fill:var(--c2)}svg .s3{fill:var(--c3)}
 svg .s4{fill:var(--c4)}svg .s5{fill:var(--c5)}svg .s6{fill:var(--c6)}svg .s7{fill:var(--c7)}
 svg .ln{fill:none;stroke-width:2}svg .l0{stroke:var(--c0)}svg .l1{stroke:var(--c1)}svg .l2{stroke:var(--c2)}
@@ -499,7 +500,12 @@ def _compare(c: _Ctx) -> str:
                 ],
             )
         )
-        status = "regressed" if m.get("regressed") else ("improved" if m.get("improved") else "")
+        verdict = m.get("verdict")
+        if verdict in ("improved", "regressed"):
+            status = str(verdict)
+        else:
+            status = "regressed" if m.get("regressed") else ("improved" if m.get("improved") else "")
+        shown = verdict if isinstance(verdict, str) else (status or "no change")
         forest.append((name, m.get("delta"), m.get("ci_low"), m.get("ci_high"), status))
         cls = {"regressed": "fail", "improved": "pass"}.get(status, "")
         rows.append(
@@ -511,7 +517,7 @@ def _compare(c: _Ctx) -> str:
             + [
                 _num(m.get("p_value")),
                 _num(m.get("test")),
-                f'<span class="st-{cls}">{esc(status or "no change")}</span>',
+                f'<span class="st-{cls}">{esc(shown)}</span>',
             ]
         )
     if groups:

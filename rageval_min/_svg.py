@@ -217,10 +217,11 @@ def bar_chart(
                 ty = y(max(v, 0)) - 4
                 if is_number(b.high):
                     ty = min(ty, y(float(b.high)) - 4)  # type: ignore[arg-type]
-                inner.append(
-                    f'<text class="val" x="{_f(x + slot / 2)}" y="{_f(ty)}" text-anchor="middle">'
-                    f"{short(b.value)}</text>"
-                )
+                if slot >= 34 or len(series) < 2:
+                    inner.append(
+                        f'<text class="val" x="{_f(x + slot / 2)}" y="{_f(ty)}" text-anchor="middle">'
+                        f"{short(b.value)}</text>"
+                    )
             else:
                 inner.append(
                     f'<text class="val na" x="{_f(x + slot / 2)}" y="{_f(y(0) - 4)}" text-anchor="middle">n/a</text>'
