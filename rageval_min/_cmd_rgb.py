@@ -327,7 +327,7 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     _check_noise_option(args)
     if not math.isfinite(args.judge_timeout):
         raise ScoringError(f"must be a finite number of seconds, got {args.judge_timeout}", field="--judge-timeout")
-    _check_output_folders([args.records, args.per_item] + [t.path for t in report_targets(args)])
+    _check_output_folders([args.records, args.per_item, args.emit_partial] + [t.path for t in report_targets(args)])
     variants = rgb.check_variants(selected_variants(args))
     template = _read_template(judges.templates_from_args(args.judge_template).get(""))
     dataset = rgb.resolve_dataset(args.input, args.dataset)

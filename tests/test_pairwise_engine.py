@@ -213,3 +213,11 @@ def test_dask_engine_for_the_judge(cluster, tmp_path):
     one = run_cli(argv)
     dask = run_cli(argv + ["--engine", "dask", "--scheduler", cluster.scheduler_address])
     assert (dask.code, dask.out) == (one.code, one.out), dask.err
+
+
+@pytest.mark.parametrize("option", ["--per-item", "--emit-partial", "--output"])
+def test_judge_refuses_a_missing_output_folder_before_judging(option, tmp_path):
+    records = tmp_path / "r.jsonl"
+    missing = str(tmp_path / "nope" / "x.json")
+    r = run_cli(JUDGE + _models(["m1"]) + JUDGE_OPTS + ["--records", str(records), option, missing])
+    assert r.code == 2 and "does not exist" in r.err and not records.exists()

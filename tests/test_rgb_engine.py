@@ -180,3 +180,10 @@ def test_dask_engine_on_many_records(cluster, tmp_path):
     one = run_cli(["rgb", "score", "--input", str(path)])
     dask = run_cli(["rgb", "score", "--input", str(path), "--engine", "dask", "--scheduler", cluster.scheduler_address])
     assert (dask.code, dask.out) == (one.code, one.out), dask.err
+
+
+def test_judge_refuses_a_missing_partial_folder_before_judging(tmp_path):
+    records = tmp_path / "r.jsonl"
+    cmd = COMMANDS[5]
+    r = run_cli(_argv(cmd, cmd[1]) + ["--records", str(records), "--emit-partial", str(tmp_path / "no" / "s.json")])
+    assert r.code == 2 and "does not exist" in r.err and not records.exists()
