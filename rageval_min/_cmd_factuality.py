@@ -2,8 +2,9 @@
 
 Scoring lives in :mod:`rageval_min.factuality` (``f1k_file``, ``safe_evaluate``,
 ``factscore_file``, ``veriscore_file``, ``correlate_file``,
-``correlate_table_file``, ``study_file``); the search-free SAFE judge in
-:mod:`rageval_min._judge_factuality`.
+``correlate_table_file``, ``study_file``, and the reference formats
+``REPORT_FORMATS``); the search-free SAFE judge in
+:mod:`rageval_min._judge_factuality` (``judge_file``).
 
 ``jsonl`` outputs (``f1k``, ``correlate``) are data streams: one line per input
 line.  When a ``--gate`` is given, one last line ``{"gates": [...], "pass": ...}``
@@ -16,16 +17,15 @@ when the run succeeds, so a run that exits 2 prints nothing).
 
 import argparse
 import contextlib
-import json
 import math
 import shutil
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
+from typing import Any, Callable, List, Optional, TextIO
 
 from . import factuality as F
 from ._cli_common import (
     CliIO,
-    add_per_item_option,
+    add_records_option,
     add_report_options,
     emit_report,
     format_value,
@@ -35,13 +35,12 @@ from ._cli_common import (
     selected_variants,
 )
 from ._cli_judge import add_judge_options, judge_from_args, judge_model, with_judge_stats
-from ._contract import ItemRow
-from ._io import atomic_writer, iter_records
-from ._judge_factuality import TEMPLATE_STEPS, TEMPLATES, JudgeAccumulator, judge_responses
-from ._report import FORMATS, Report, overall_pass
+from ._io import atomic_writer
+from ._judge_factuality import TEMPLATE_STEPS, TEMPLATES, judge_file, read_judge_input
+from ._report import Report, overall_pass
 from .errors import ScoringError
-from .gates import GateOutcome, check_gate_names, evaluate_gates
-from .judges import template_signature
+from .gates import check_gate_names, evaluate_gates
+from .judges import JudgeStats
 
 # --------------------------------------------------------------------------- option types
 
@@ -103,29 +102,6 @@ def _ci_needed(args: argparse.Namespace) -> bool:
     if any(t.fmt in ("json", "text", "markdown") for t in report_targets(args)):
         return True
     return any("_ci_" in g for g in getattr(args, "gate", None) or [])
-
-
-def _gate_trailer(outcomes: Sequence[GateOutcome], passed: bool) -> str:
-    gates = [
-        {
-            "gate": o.text,
-            "name": o.name,
-            "op": o.op,
-            "threshold": o.threshold,
-            "value": None if isinstance(o.value, float) and not math.isfinite(o.value) else o.value,
-            "passed": o.passed,
-        }
-        for o in outcomes
-    ]
-    return json.dumps({"gates": gates, "pass": passed}, ensure_ascii=False) + "\n"
-
-
-def _jsonl(report: Report, outcomes: Sequence[GateOutcome]) -> str:
-    lines = report.result.get("lines", [])
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    if outcomes:
-        text += _gate_trailer(outcomes, overall_pass(report, outcomes))
-    return text
 
 
 def _no_subcommand(args: argparse.Namespace, io: CliIO) -> int:
@@ -280,13 +256,9 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
                 sinks.append(stack.enter_context(atomic_writer(t.path)))
         per_item = stack.enter_context(item_sink(args.per_item))
 
-        def on_item(row: ItemRow) -> None:
-            if per_item is not None:
-                per_item(row)
-            if sinks:
-                text = json.dumps(F.f1k_output_line(row), ensure_ascii=False) + "\n"
-                for fh in sinks:
-                    fh.write(text)
+        def on_line(text: str) -> None:
+            for fh in sinks:
+                fh.write(text)
 
         report = F.f1k_file(
             args.input,
@@ -295,12 +267,14 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
             confidence=args.confidence,
             seed=args.seed,
             with_ci=with_ci,
-            on_item=on_item,
+            on_item=per_item,
+            on_line=on_line if sinks else None,
+            allow_empty=bool(args.emit_partial),
         )
         check_gate_names(gates, report.metrics)
         outcomes = evaluate_gates(gates, report.metrics)
         if outcomes:
-            trailer = _gate_trailer(outcomes, overall_pass(report, outcomes))
+            trailer = F.gate_trailer(outcomes, overall_pass(report, outcomes))
             for fh in sinks:
                 fh.write(trailer)
         if spool is not None:
@@ -309,7 +283,7 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
     if others:
         ns = argparse.Namespace(**vars(args))
         ns.output = [f"{t.fmt}:{t.path if t.path is not None else '-'}" for t in others]
-        return emit_report(report, ns, io)
+        return emit_report(report, ns, io, formatters=F.REPORT_FORMATS)
     for o in outcomes:
         if o.passed is False:
             io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")
@@ -340,7 +314,7 @@ def run_safe(args: argparse.Namespace, io: CliIO) -> int:
     def _safe(rep: Report, outcomes: Any) -> str:
         return text
 
-    return emit_report(res.report, args, io, formatters={"safe": _safe})
+    return emit_report(res.report, args, io, formatters={**F.REPORT_FORMATS, "safe": _safe})
 
 
 # --------------------------------------------------------------------------- factscore
@@ -358,8 +332,9 @@ def run_factscore(args: argparse.Namespace, io: CliIO) -> int:
             variants=selected_variants(args),
             with_ci=_ci_needed(args),
             on_item=on_item,
+            allow_empty=bool(args.emit_partial),
         )
-    return emit_report(report, args, io)
+    return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 
 
 # --------------------------------------------------------------------------- veriscore
@@ -368,8 +343,10 @@ def run_factscore(args: argparse.Namespace, io: CliIO) -> int:
 def run_veriscore(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.input])
     with item_sink(args.per_item) as on_item:
-        report = F.veriscore_file(args.input, variants=selected_variants(args), on_item=on_item)
-    return emit_report(report, args, io)
+        report = F.veriscore_file(
+            args.input, variants=selected_variants(args), on_item=on_item, allow_empty=bool(args.emit_partial)
+        )
+    return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 
 
 # --------------------------------------------------------------------------- correlate
@@ -379,6 +356,7 @@ def run_correlate(args: argparse.Namespace, io: CliIO) -> int:
     inputs: List[Optional[str]] = [args.input, args.safe] + list(args.labeled)
     prepare(args, inputs=inputs)
     variants = selected_variants(args)
+    shard = bool(args.emit_partial)  # a shard may hold no valid line; merge sees the whole input
     if args.labeled or args.safe:
         if not (args.labeled and args.safe):
             raise ScoringError("the study needs both --labeled and --safe")
@@ -392,10 +370,12 @@ def run_correlate(args: argparse.Namespace, io: CliIO) -> int:
         if args.labeled:
             report = F.study_file(args.labeled, args.safe, variants=variants, on_item=on_item)
         elif args.x is not None:
-            report = F.correlate_table_file(args.input, x=args.x, y=args.y, variants=variants, on_item=on_item)
+            report = F.correlate_table_file(
+                args.input, x=args.x, y=args.y, variants=variants, on_item=on_item, allow_empty=shard
+            )
         else:
-            report = F.correlate_file(args.input, variants=variants, on_item=on_item)
-    return emit_report(report, args, io, formatters={"jsonl": _jsonl})
+            report = F.correlate_file(args.input, variants=variants, on_item=on_item, allow_empty=shard)
+    return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 
 
 # --------------------------------------------------------------------------- judge
@@ -408,16 +388,12 @@ def register_judge(fsub: Any) -> None:
         help="search-free SAFE: atomic facts rated Supported / Not Supported / Irrelevant against given passages",
         description="Rate every response's atomic facts with an LLM judge against the record's own passages "
         "(SAFE steps 1-4 with the search replaced by the passages) and write per-response counts for "
-        "'factuality f1k'. Prompts are our own wording; --judge-template STEP=FILE for steps "
-        + ", ".join(TEMPLATE_STEPS)
-        + ".",
+        "'factuality f1k' to --records. The report (--output, --format) holds the summed counts. "
+        "Prompts are our own wording; --judge-template STEP=FILE for steps " + ", ".join(TEMPLATE_STEPS) + ".",
     )
     j.add_argument("--input", required=True, metavar="RESPONSES.jsonl", help="records {id, prompt, response, passages}")
-    j.add_argument(
-        "--output",
-        required=True,
-        metavar="COUNTS.jsonl",
-        help="per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}",
+    add_records_option(
+        j, what="the judged counts, per response {id, supported, not_supported, irrelevant, num_claims, dropped, facts}"
     )
     j.add_argument("--response-field", default="response", metavar="NAME")
     j.add_argument("--prompt-field", default="prompt", metavar="NAME")
@@ -425,61 +401,33 @@ def register_judge(fsub: Any) -> None:
         "--passages-field", default="passages", metavar="NAME", help="list of passage strings (or one string)"
     )
     add_judge_options(j)
-    g = j.add_argument_group("report and gates")
-    g.add_argument("--format", choices=list(FORMATS), default="json", help="report format (default: json)")
-    g.add_argument("--report", metavar="PATH", help="write the report to PATH atomically instead of stdout")
-    g.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar='"NAME OP VALUE"',
-        help="on the counts and judge_calls, judge_cache_hits, judge_failures, judge_unparseable; repeatable",
-    )
-    add_per_item_option(g)
+    add_report_options(j, per_item=True)
     j.set_defaults(func=run_judge)
 
 
-def _judge_namespace(args: argparse.Namespace) -> argparse.Namespace:
-    # --output is the judged file here (the records), --report the report
-    return argparse.Namespace(
-        format=args.format,
-        output=[args.report] if args.report else [],
-        gate=args.gate,
-        per_item=args.per_item,
-        records=args.output,
-        judge_cache=args.judge_cache,
-    )
+#: What a ``factuality judge`` --gate can read: the summed counts and the judge statistics.
+JUDGE_METRICS = ("responses", "errors") + F.JUDGE_COUNTS + tuple(JudgeStats().as_metrics())
 
 
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
-    ns = _judge_namespace(args)
-    prepare(ns, inputs=[args.input])
-    records: List[Dict[str, Any]] = [rec for _, rec in iter_records(args.input)]
-    if not records:
-        raise ScoringError("no valid record: the file holds no response", path=args.input)
+    prepare(args, inputs=[args.input], metric_names=JUDGE_METRICS)
+    records = read_judge_input(args.input)  # the whole input, before any call
     runner = judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
-    used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
     try:
-        lines, diags = judge_responses(
-            records,
-            runner,
-            templates=used,
-            response_field=args.response_field,
-            prompt_field=args.prompt_field,
-            passages_field=args.passages_field,
-        )
+        used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
+        with item_sink(args.per_item) as on_item:
+            report = judge_file(
+                args.input,
+                runner,
+                records_path=args.records,
+                templates=used,
+                response_field=args.response_field,
+                prompt_field=args.prompt_field,
+                passages_field=args.passages_field,
+                judge_model=judge_model(runner),
+                records=records,
+                on_item=on_item,
+            )
     finally:
         runner.close()
-    acc = JudgeAccumulator(
-        judge_model=judge_model(runner), judge_template=template_signature(used), records=args.output
-    )
-    for text in diags:
-        acc.note(text)
-    with atomic_writer(args.output) as fh, item_sink(args.per_item) as on_item:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-            row = {k: v for k, v in line.items() if k != "facts"}
-            if on_item is not None:
-                on_item(row)
-            acc.add(row)
-    return emit_report(with_judge_stats(acc.finalize(), runner), ns, io)
+    return emit_report(with_judge_stats(report, runner), args, io, formatters=F.REPORT_FORMATS)

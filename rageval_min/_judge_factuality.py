@@ -24,18 +24,25 @@ Output: one line per response ``{"id", "supported", "not_supported", "irrelevant
 result).  A judge call that fails after the retries makes the whole response an
 error line ``{"id", "error"}``, which ``f1k`` reports and skips; nothing is guessed.
 
-This module is library code (prompts, parsing, :func:`judge_responses` and the
-report's :class:`JudgeAccumulator`); the ``factuality judge`` command line is in
-``_cmd_factuality.py``.
+This module is library code (prompts, parsing, :func:`judge_responses`, the
+file-level :func:`judge_file` and the report's :class:`JudgeAccumulator`); the
+``factuality judge`` command line is in ``_cmd_factuality.py``.  The judge calls
+run with the runner's own concurrency (``--concurrency``), not through the
+``--jobs`` engine: there is no per-item work worth sending to other processes
+once the answers are in.
 """
 
+import json
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import judges
+from ._contract import ItemRow, finish
+from ._io import atomic_writer, iter_records
+from ._report import Report
 from .errors import ScoringError
 from .factuality import REF_SAFE, JudgeAccumulator
-from .judges import PromptTemplate, UnparseableAnswer
+from .judges import PromptTemplate, UnparseableAnswer, template_signature
 
 __all__ = [
     "FACT_PARAMS",
@@ -43,8 +50,10 @@ __all__ = [
     "RATER_PARAMS",
     "TEMPLATES",
     "TEMPLATE_STEPS",
+    "judge_file",
     "judge_responses",
     "parse_facts",
+    "read_judge_input",
     "parse_rating",
     "parse_relevance",
     "parse_revised",
@@ -300,3 +309,60 @@ def judge_responses(
             }
         )
     return lines, diags
+
+
+def read_judge_input(path: str) -> List[Dict[str, Any]]:
+    """The records of a ``factuality judge`` input (checked before any judge call; none is an input error)."""
+    records: List[Dict[str, Any]] = [rec for _, rec in iter_records(path)]
+    if not records:
+        raise ScoringError("no valid record: the file holds no response", path=path)
+    return records
+
+
+def judge_file(
+    path: str,
+    runner: judges.JudgeRunner,
+    *,
+    records_path: str,
+    templates: Optional[Dict[str, PromptTemplate]] = None,
+    response_field: str = "response",
+    prompt_field: str = "prompt",
+    passages_field: str = "passages",
+    judge_model: str = "none",
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> Report:
+    """``factuality judge``: judge every response of ``path`` and write the judged lines to ``records_path``.
+
+    The lines (``{"id", "supported", "not_supported", "irrelevant",
+    "num_claims", "dropped", "facts"}`` or ``{"id", "error"}``) are written
+    atomically; the item rows are the same lines without ``facts``, and the
+    report is :class:`JudgeAccumulator`'s (``output`` names ``records_path``).
+    ``records`` are the input's records when the caller has already read them
+    (:func:`read_judge_input`).  ``judge_model`` goes into the signature as a
+    parameter; the runner's statistics are not part of the report (the CLI
+    adds them as gateable metrics).
+    """
+    if records is None:
+        records = read_judge_input(path)
+    used = dict(TEMPLATES)
+    used.update(templates or {})
+    lines, diags = judge_responses(
+        records,
+        runner,
+        templates=used,
+        response_field=response_field,
+        prompt_field=prompt_field,
+        passages_field=passages_field,
+    )
+    acc = JudgeAccumulator(judge_model=judge_model, judge_template=template_signature(used), records=records_path)
+    for text in diags:
+        acc.note(text)
+    with atomic_writer(records_path) as fh:
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            row = {k: v for k, v in line.items() if k != "facts"}
+            if on_item is not None:
+                on_item(row)
+            acc.add(row)
+    return finish(acc)

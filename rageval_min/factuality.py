@@ -38,6 +38,7 @@ Reference quirks kept on purpose:
 """
 
 import copy
+import functools
 import json
 import math
 import os
@@ -60,24 +61,28 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import iter_records, read_json
-from ._report import Report
+from ._parallel import accumulate_items
+from ._report import Report, overall_pass
 from ._signature import make_signature
 from ._stats import betainc, betainc_complement, np_mean, np_std, np_sum, pairwise_sum, rankdata
 from .errors import ScoringError
+from .gates import GateOutcome
 
 __all__ = [
     "COMMAND_VARIANTS",
     "CORRELATE_MODES",
     "CorrelateAccumulator",
     "F1kAccumulator",
+    "JUDGE_COUNTS",
     "JudgeAccumulator",
     "FAMILY",
     "FactScoreAccumulator",
     "MAX_BOOTSTRAP",
     "REFERENCE",
     "REFERENCES",
+    "REPORT_FORMATS",
     "SafeAccumulator",
     "VeriScoreAccumulator",
     "check_bootstrap",
@@ -88,6 +93,8 @@ __all__ = [
     "f1k_file",
     "f1k_item",
     "f1k_output_line",
+    "gate_trailer",
+    "record_name",
     "factscore_file",
     "factscore_item",
     "k_rule_param",
@@ -473,6 +480,204 @@ def _selected_sides(
     return sides
 
 
+class _SafePlan(NamedTuple):
+    """What the main process fixes before the prompts are scored (see :func:`_safe_plan`)."""
+
+    document: Dict[str, Any]
+    prompts: List[Dict[str, Any]]
+    sides: List[str]
+    f1_key: str
+    effective_k: int
+    first_metrics: List[List[str]]
+
+
+def _safe_side(
+    index: int, side: str, data: Any, *, f1_key: str, effective_k: int
+) -> Tuple[Dict[str, Any], Optional[Number], bool, Optional[str]]:
+    """One rated side of one prompt: ``(eval data with f1_<key>, F1, key written, diagnostic)``."""
+    eval_key = f"{side}_posthoc_eval_data"
+    if not isinstance(data, dict):
+        raise ScoringError("eval data is not an object", record=f"prompt {index}", field=eval_key)
+    data = dict(data)
+    if not all(label in data for label in _LABELS):
+        return data, None, False, f"prompt {index}: {eval_key} lacks a label count; no {f1_key}"
+    s, ns = data[SUPPORTED_LABEL], data[NOT_SUPPORTED_LABEL]
+    for field, value in ((SUPPORTED_LABEL, s), (NOT_SUPPORTED_LABEL, ns)):
+        if not _is_number(value):
+            raise ScoringError(
+                f"expected a number, got {value!r}", record=f"prompt {index}", field=f"{eval_key}.{field}"
+            )
+    try:
+        f1 = calculate_metrics(s, ns, effective_k)
+    except ScoringError as exc:
+        raise ScoringError(exc.msg, record=f"prompt {index}", field=eval_key) from None
+    data[f1_key] = f1
+    return data, f1, True, None
+
+
+def _safe_plan(
+    result: Mapping[str, Any],
+    *,
+    max_claim: int,
+    eval_side1: bool,
+    eval_side2: bool,
+    names: Sequence[str],
+    diagnostics: List[str],
+) -> _SafePlan:
+    """Validate the document, choose the sides and K, and fix each side's metric list (prompt 0's)."""
+    if not isinstance(result, Mapping):
+        raise ScoringError("the experiment result must be a JSON object")
+    out: Dict[str, Any] = copy.deepcopy(dict(result))
+    prompts = out.get("per_prompt_data")
+    if not isinstance(prompts, list):
+        raise ScoringError("missing or non-list top-level key", field="per_prompt_data")
+    for index, prompt in enumerate(prompts):
+        if not isinstance(prompt, Mapping):
+            raise ScoringError("prompt is not an object", record=f"prompt {index}")
+    sides = _selected_sides(out, prompts, names, eval_side1, eval_side2, diagnostics)
+    effective_k = max_claim if max_claim > 0 else DEFAULT_MAX_CLAIMS
+    key_value = effective_k if "f1_key_effective_k" in names else max_claim
+    f1_key = f"f1_{key_value}"
+    first_metrics: List[List[str]] = []
+    for side in sides:
+        eval_key = f"{side}_posthoc_eval_data"
+        first = next((i for i, prompt in enumerate(prompts) if eval_key in prompt), None)
+        metrics: List[str] = []
+        if first is not None and (first == 0 or "aggregate_all_rated" in names):
+            try:
+                data = _safe_side(first, side, prompts[first][eval_key], f1_key=f1_key, effective_k=effective_k)[0]
+            except ScoringError:
+                pass  # raised again, in order, when that prompt is scored
+            else:
+                metrics = [k for k, v in data.items() if isinstance(v, (int, float))]
+        first_metrics.append(metrics)
+    return _SafePlan(out, prompts, sides, f1_key, effective_k, first_metrics)
+
+
+def _safe_prompt(
+    numbered: Tuple[int, List[Tuple[bool, Any]]],
+    *,
+    sides: Sequence[str],
+    f1_key: str,
+    effective_k: int,
+    first_metrics: Sequence[Sequence[str]],
+) -> Tuple[Optional[ItemRow], Dict[str, Any]]:
+    """The per-item work of ``safe`` (picklable): one prompt's row, and what the main process needs.
+
+    ``numbered`` is ``(prompt index, [(present, eval data) per side])``.  The
+    extra is ``{"f1": {side: F1 written}, "diags": [[...] per side]}``, or
+    ``{"error": (side position, ScoringError)}`` (the row is then None): the
+    main process raises the error of the first side, first prompt, as
+    ``run_eval`` would meet it.
+    """
+    index, datas = numbered
+    row: ItemRow = {"prompt": index}
+    written: Dict[str, Any] = {}
+    diags: List[List[str]] = []
+    for pos, side in enumerate(sides):
+        eval_key = f"{side}_posthoc_eval_data"
+        mine: List[str] = []
+        diags.append(mine)
+        present, raw = datas[pos]
+        if not present:
+            row[side] = 0
+            row[f"{side}_f1"] = None
+            mine.append(f"prompt {index}: no {eval_key} (rating failed or not run)")
+            continue
+        try:
+            data, f1, wrote, diag = _safe_side(index, side, raw, f1_key=f1_key, effective_k=effective_k)
+            for metric in first_metrics[pos]:
+                if metric not in data:
+                    raise ScoringError(
+                        f"metric {metric!r} of prompt 0 is missing here", record=f"prompt {index}", field=eval_key
+                    )
+                value = data[metric]
+                if not isinstance(value, (int, float)):
+                    raise ScoringError(
+                        f"expected a number, got {value!r}", record=f"prompt {index}", field=f"{eval_key}.{metric}"
+                    )
+        except ScoringError as exc:
+            return None, {"error": (pos, exc)}
+        if diag is not None:
+            mine.append(diag)
+        if wrote:
+            written[side] = f1
+        row[side] = 1
+        row[f"{side}_f1"] = f1
+        for k, v in data.items():
+            if isinstance(v, (int, float)):
+                row[f"{side}.{k}"] = v
+    return row, {"f1": written, "diags": diags}
+
+
+class _UntilError:
+    """Adds rows to ``acc`` until the first error is seen (then only that error matters)."""
+
+    def __init__(self, acc: Accumulator, errors: List[Any]) -> None:
+        self.acc = acc
+        self.errors = errors
+
+    def add(self, row: ItemRow) -> None:
+        if not self.errors:
+            self.acc.add(row)
+
+
+def _safe_rows(
+    plan: _SafePlan,
+    acc: Optional[Accumulator],
+    diagnostics: List[str],
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+) -> List[ItemRow]:
+    """Score every prompt of ``plan`` (through the engine when ``acc`` is given, else here).
+
+    Writes ``f1_<key>`` into the plan's document, appends the per-prompt
+    diagnostics side by side (as ``run_eval``'s loops meet them) and raises the
+    first error in that order.  Returns the rows when ``acc`` is None.
+    """
+    rows: List[ItemRow] = []
+    per_side: List[List[str]] = [[] for _ in plan.sides]
+    errors: List[Tuple[int, int, ScoringError]] = []
+    where = [f"{side}_posthoc_eval_data" for side in plan.sides]
+
+    def records() -> Iterable[Tuple[int, List[Tuple[bool, Any]]]]:
+        for index, prompt in enumerate(plan.prompts):
+            yield index, [(key in prompt, prompt.get(key)) for key in where]
+
+    position = iter(range(len(plan.prompts)))
+
+    def on_result(extra: Dict[str, Any]) -> None:
+        index = next(position)
+        if "error" in extra:
+            pos, exc = extra["error"]
+            errors.append((pos, index, exc))
+            return
+        for side, f1 in extra["f1"].items():
+            plan.prompts[index][f"{side}_posthoc_eval_data"][plan.f1_key] = f1
+        for pos, texts in enumerate(extra["diags"]):
+            per_side[pos].extend(texts)
+
+    fn = functools.partial(
+        _safe_prompt,
+        sides=plan.sides,
+        f1_key=plan.f1_key,
+        effective_k=plan.effective_k,
+        first_metrics=plan.first_metrics,
+    )
+    if acc is None:
+        for record in records():
+            row, extra = fn(record)
+            on_result(extra)
+            if row is not None:
+                rows.append(row)
+    else:
+        accumulate_items(_UntilError(acc, errors), fn, records(), on_item=on_item, on_result=on_result)
+    if errors:
+        raise min(errors, key=lambda e: (e[0], e[1]))[2]
+    for texts in per_side:
+        diagnostics.extend(texts)
+    return rows
+
+
 def safe_items(
     result: Mapping[str, Any],
     *,
@@ -493,70 +698,11 @@ def safe_items(
     """
     names = check_variants(variants, "safe")
     diags: List[str] = diagnostics if diagnostics is not None else []
-    if not isinstance(result, Mapping):
-        raise ScoringError("the experiment result must be a JSON object")
-    out: Dict[str, Any] = copy.deepcopy(dict(result))
-    prompts = out.get("per_prompt_data")
-    if not isinstance(prompts, list):
-        raise ScoringError("missing or non-list top-level key", field="per_prompt_data")
-    for index, prompt in enumerate(prompts):
-        if not isinstance(prompt, Mapping):
-            raise ScoringError("prompt is not an object", record=f"prompt {index}")
-    sides = _selected_sides(out, prompts, names, eval_side1, eval_side2, diags)
-    effective_k = max_claim if max_claim > 0 else DEFAULT_MAX_CLAIMS
-    key_value = effective_k if "f1_key_effective_k" in names else max_claim
-    f1_key = f"f1_{key_value}"
-    rows: List[ItemRow] = [{"prompt": index} for index in range(len(prompts))]
-    for side in sides:
-        eval_key = f"{side}_posthoc_eval_data"
-        first_metrics: Optional[List[str]] = None
-        for index, prompt in enumerate(prompts):
-            row = rows[index]
-            if eval_key not in prompt:
-                row[side] = 0
-                row[f"{side}_f1"] = None
-                diags.append(f"prompt {index}: no {eval_key} (rating failed or not run)")
-                continue
-            data = prompt[eval_key]
-            if not isinstance(data, dict):
-                raise ScoringError("eval data is not an object", record=f"prompt {index}", field=eval_key)
-            f1: Optional[Number] = None
-            if all(label in data for label in _LABELS):
-                s, ns = data[SUPPORTED_LABEL], data[NOT_SUPPORTED_LABEL]
-                for field, value in ((SUPPORTED_LABEL, s), (NOT_SUPPORTED_LABEL, ns)):
-                    if not _is_number(value):
-                        raise ScoringError(
-                            f"expected a number, got {value!r}",
-                            record=f"prompt {index}",
-                            field=f"{eval_key}.{field}",
-                        )
-                try:
-                    f1 = calculate_metrics(s, ns, effective_k)
-                except ScoringError as exc:
-                    raise ScoringError(exc.msg, record=f"prompt {index}", field=eval_key) from None
-                data[f1_key] = f1
-            else:
-                diags.append(f"prompt {index}: {eval_key} lacks a label count; no {f1_key}")
-            row[side] = 1
-            row[f"{side}_f1"] = f1
-            if first_metrics is None:
-                first_metrics = [k for k, v in data.items() if isinstance(v, (int, float))]
-                if index != 0 and "aggregate_all_rated" not in names:
-                    first_metrics = []  # the side is not aggregated: nothing to check
-            for metric in first_metrics:
-                if metric not in data:
-                    raise ScoringError(
-                        f"metric {metric!r} of prompt 0 is missing here", record=f"prompt {index}", field=eval_key
-                    )
-                value = data[metric]
-                if not isinstance(value, (int, float)):
-                    raise ScoringError(
-                        f"expected a number, got {value!r}", record=f"prompt {index}", field=f"{eval_key}.{metric}"
-                    )
-            for k, v in data.items():
-                if isinstance(v, (int, float)):
-                    row[f"{side}.{k}"] = v
-    return out, rows, f1_key, effective_k
+    plan = _safe_plan(
+        result, max_claim=max_claim, eval_side1=eval_side1, eval_side2=eval_side2, names=names, diagnostics=diags
+    )
+    rows = _safe_rows(plan, None, diags)
+    return plan.document, rows, plan.f1_key, plan.effective_k
 
 
 def run_eval_aggregate(
@@ -603,14 +749,10 @@ def run_eval_aggregate(
     """
     names = check_variants(variants, "safe")
     diagnostics: List[str] = []
-    out, rows, f1_key, effective_k = safe_items(
-        result,
-        max_claim=max_claim,
-        eval_side1=eval_side1,
-        eval_side2=eval_side2,
-        variants=names,
-        diagnostics=diagnostics,
+    plan = _safe_plan(
+        result, max_claim=max_claim, eval_side1=eval_side1, eval_side2=eval_side2, names=names, diagnostics=diagnostics
     )
+    out, f1_key, effective_k = plan.document, plan.f1_key, plan.effective_k
     acc = SafeAccumulator(
         max_claim=max_claim,
         max_claim_text=str(max_claim) if max_claim_text is None else max_claim_text,
@@ -623,13 +765,10 @@ def run_eval_aggregate(
         variants=list(names),
     )
     acc.with_ci = with_ci
+    _safe_rows(plan, acc, diagnostics, on_item)
     for text in diagnostics:
         acc.note(text)
-    for row in rows:
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    report = acc.finalize()
+    report = finish(acc)
     added = acc.aggregates()
     out.update(added)
     per_prompt_f1 = {side: list(acc.f1s[side]) for side in acc.sides}
@@ -1401,6 +1540,39 @@ def f1k_output_line(row: ItemRow) -> Dict[str, Any]:
     return out
 
 
+def _f1k_record(numbered: Tuple[int, Mapping[str, Any]], *, max_claims: int, lines: bool) -> Any:
+    """The per-item work of ``f1k`` (picklable): the row, and its output line when asked."""
+    lineno, rec = numbered
+    row = f1k_item(rec, line=lineno, max_claims=max_claims)
+    if not lines:
+        return row
+    return row, json.dumps(f1k_output_line(row), ensure_ascii=False) + "\n"
+
+
+def record_name(path: str, line: int, ident: Any = None) -> str:
+    """How a diagnostic names a record: by its id when it has one, else by ``path:line``.
+
+    An id names the record the same way in a shard and in the whole file, so a
+    report merged from shards (``rageval-min merge``) says what one pass says.
+
+    >>> record_name("a.jsonl", 3, "r7"), record_name("a.jsonl", 3)
+    ("id='r7'", 'a.jsonl:3')
+    """
+    return f"{path}:{line}" if ident is None else f"id={ident!r}"
+
+
+def _noting(acc: Accumulator, path: str, on_item: Optional[Callable[[ItemRow], None]]) -> Callable[[ItemRow], None]:
+    """An ``on_item`` that notes an error row (``{"line", "id"?, "error"}``) before passing it on."""
+
+    def on_row(row: ItemRow) -> None:
+        if "error" in row:
+            acc.note(f"{record_name(path, row['line'], row.get('id'))}: {row['error']}")
+        if on_item is not None:
+            on_item(row)
+
+    return on_row
+
+
 @register_accumulator
 class F1kAccumulator(Accumulator):
     """``factuality f1k``: mean/std of F1@K, mean precision and recall, bootstrap CI of the mean F1.
@@ -1513,6 +1685,8 @@ def f1k_file(
     seed: int = 0,
     with_ci: bool = True,
     on_item: Optional[Callable[[ItemRow], None]] = None,
+    on_line: Optional[Callable[[str], None]] = None,
+    allow_empty: bool = False,
 ) -> Report:
     """``factuality f1k`` over a counts file (JSONL, JSON, CSV or TSV), streaming.
 
@@ -1520,7 +1694,14 @@ def f1k_file(
     ``pNN``; then the file is read twice: once for K, once to score).  A line
     that cannot be scored is an error row, reported and skipped; a file with no
     scorable line is an input error.  ``with_ci=False`` skips the bootstrap
-    (the interval is then null) when nobody reads it.
+    (the interval is then null) when nobody reads it.  ``on_line`` receives the
+    ``jsonl`` output line of every input line, in input order (the text
+    :func:`f1k_output_line` gives, serialised, with its newline).  The lines are
+    scored by :func:`~rageval_min._parallel.accumulate_items` (``--jobs``, Dask).
+
+    ``allow_empty`` is for a shard of a larger input whose state is merged later
+    (``--emit-partial``): a shard may hold no scorable line although the whole
+    input does, so it is not refused; its own report then has null means.
     """
     check_bootstrap(bootstrap, confidence, seed)
     fixed_k, rule = parse_max_claims(max_claims)
@@ -1542,16 +1723,16 @@ def f1k_file(
         flag_k = fixed_k
     acc = F1kAccumulator(max_claims=flag_k, k_rule=rule, bootstrap=bootstrap, confidence=confidence, seed=seed)
     acc.with_ci = with_ci
-    for lineno, rec in iter_records(path):
-        row = f1k_item(rec, line=lineno, max_claims=flag_k)
-        if "error" in row:
-            acc.note(f"{path}:{lineno}: {row['error']}")
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    if not acc.f1:
+    accumulate_items(
+        acc,
+        functools.partial(_f1k_record, max_claims=flag_k, lines=on_line is not None),
+        iter_records(path),
+        on_item=_noting(acc, path, on_item),
+        on_result=on_line,
+    )
+    if not acc.f1 and not allow_empty:
         raise _no_valid(path, f"none of the {acc.n_lines} line(s) could be scored")
-    return acc.finalize()
+    return finish(acc)
 
 
 # --- safe ------------------------------------------------------------------------
@@ -1989,8 +2170,12 @@ def factscore_file(
     variants: Iterable[str] = (),
     with_ci: bool = True,
     on_item: Optional[Callable[[ItemRow], None]] = None,
+    allow_empty: bool = False,
 ) -> Report:
-    """``factuality factscore`` over a labelled file (FActScore's format or ``{"labels": [...]}``)."""
+    """``factuality factscore`` over a labelled file (FActScore's format or ``{"labels": [...]}``).
+
+    ``allow_empty`` (a shard, see :func:`f1k_file`) accepts a file without a labelled response.
+    """
     check_bootstrap(bootstrap, confidence, seed)
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma) or gamma < 0:
         raise ScoringError(f"--gamma must be a finite number >= 0, got {gamma!r}", field="gamma")
@@ -1998,22 +2183,34 @@ def factscore_file(
     exclude_ir = "factscore_excl_ir" in names
     acc = FactScoreAccumulator(gamma=gamma, bootstrap=bootstrap, confidence=confidence, seed=seed, variants=names)
     acc.with_ci = with_ci
-    for lineno, rec in iter_records(path):
-        where = f"{path}:{lineno}"
-        row = factscore_item(rec, gamma=gamma, exclude_ir=exclude_ir, line=lineno, where=where)
-        name = f"{where} ({row['id']})" if "id" in row else where
-        facts = labeled_decisions(rec, exclude_ir=exclude_ir, where=where)
-        if facts is not None and len(facts) == 0:
-            if gamma:
-                acc.note(f"{name}: empty fact list treated as abstained (reference: ZeroDivisionError)")
-            else:
-                acc.note(f"{name}: empty fact list gives a nan score (as the reference)")
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    if acc.n == 0:
+    accumulate_items(
+        acc,
+        functools.partial(_factscore_record, gamma=gamma, exclude_ir=exclude_ir, path=path),
+        iter_records(path),
+        on_item=on_item,
+        on_result=acc.note,
+    )
+    if acc.n == 0 and not allow_empty:
         raise _no_valid(path, "the file holds no labelled response")
-    return acc.finalize()
+    return finish(acc)
+
+
+def _factscore_record(
+    numbered: Tuple[int, Mapping[str, Any]], *, gamma: Number, exclude_ir: bool, path: str
+) -> Tuple[ItemRow, Optional[str]]:
+    """The per-item work of ``factscore`` (picklable): the row and its diagnostic (None: none)."""
+    lineno, rec = numbered
+    where = f"{path}:{lineno}"
+    row = factscore_item(rec, gamma=gamma, exclude_ir=exclude_ir, line=lineno, where=where)
+    facts = labeled_decisions(rec, exclude_ir=exclude_ir, where=where)
+    note = None
+    if facts is not None and len(facts) == 0:
+        name = record_name(path, lineno, row.get("id"))
+        if gamma:
+            note = f"{name}: empty fact list treated as abstained (reference: ZeroDivisionError)"
+        else:
+            note = f"{name}: empty fact list gives a nan score (as the reference)"
+    return row, note
 
 
 # --- veriscore -------------------------------------------------------------------
@@ -2143,29 +2340,41 @@ class VeriScoreAccumulator(Accumulator):
 
 
 def veriscore_file(
-    path: str, *, variants: Iterable[str] = (), on_item: Optional[Callable[[ItemRow], None]] = None
+    path: str,
+    *,
+    variants: Iterable[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    allow_empty: bool = False,
 ) -> Report:
-    """``factuality veriscore`` over per-response counts ``{model?, domain, supported, total_claims, abstained?}``."""
+    """``factuality veriscore`` over per-response counts ``{model?, domain, supported, total_claims, abstained?}``.
+
+    ``allow_empty`` (a shard, see :func:`f1k_file`) accepts a file in which every response abstained.
+    """
     acc = VeriScoreAccumulator(variants=list(check_variants(variants, "veriscore")))
-    for lineno, rec in iter_records(path):
-        where = f"{path}:{lineno}"
-        try:
-            row = veriscore_item(rec, where=where)
-        except ScoringError as exc:
-            raise ScoringError(exc.msg, path=path, line=lineno, field=exc.field) from None
-        if row["supported"] > row["total_claims"]:
-            acc.note(
-                f"{where}: supported {row['supported']} > total_claims {row['total_claims']} "
-                "(precision > 1; kept as the reference would)"
-            )
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    if acc.n == 0:
+    accumulate_items(
+        acc, functools.partial(_veriscore_record, path=path), iter_records(path), on_item=on_item, on_result=acc.note
+    )
+    if acc.n == 0 and not allow_empty:
         raise _no_valid(path, "the file holds no response")
-    if not acc.groups:
+    if not acc.groups and not allow_empty:
         raise _no_valid(path, "every response abstained")
-    return acc.finalize()
+    return finish(acc)
+
+
+def _veriscore_record(numbered: Tuple[int, Mapping[str, Any]], *, path: str) -> Tuple[ItemRow, Optional[str]]:
+    """The per-item work of ``veriscore`` (picklable): the row and its diagnostic (None: none)."""
+    lineno, rec = numbered
+    try:
+        row = veriscore_item(rec, where=f"{path}:{lineno}")
+    except ScoringError as exc:
+        raise ScoringError(exc.msg, path=path, line=lineno, field=exc.field) from None
+    note = None
+    if row["supported"] > row["total_claims"]:
+        note = (
+            f"{record_name(path, lineno, rec.get('id'))}: supported {row['supported']} > total_claims "
+            f"{row['total_claims']} (precision > 1; kept as the reference would)"
+        )
+    return row, note
 
 
 # --- correlate ---------------------------------------------------------------------
@@ -2308,48 +2517,77 @@ class CorrelateAccumulator(Accumulator):
 
 
 def correlate_file(
-    path: str, *, variants: Iterable[str] = (), on_item: Optional[Callable[[ItemRow], None]] = None
+    path: str,
+    *,
+    variants: Iterable[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    allow_empty: bool = False,
 ) -> Report:
-    """``correlate`` pairs mode: one ``{x: [...], y: [...]}`` per line; a bad line is an error line."""
+    """``correlate`` pairs mode: one ``{x: [...], y: [...]}`` per line; a bad line is an error line.
+
+    ``allow_empty`` (a shard, see :func:`f1k_file`) accepts a file without a valid pair.
+    """
     names = check_variants(variants, "correlate")
     acc = CorrelateAccumulator(mode="pairs", variants=names)
-    n_ok = 0
-    for lineno, rec in iter_records(path):
-        row = correlate_item(rec, line=lineno, variants=names)
-        if "error" in row:
-            acc.note(f"{path}:{lineno}: {row['error']}")
-        else:
-            n_ok += 1
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    if not n_ok:
+    accumulate_items(
+        acc,
+        functools.partial(_correlate_record, variants=names),
+        iter_records(path),
+        on_item=_noting(acc, path, on_item),
+    )
+    if all("error" in row for row in acc.rows) and not allow_empty:
         raise _no_valid(path, f"none of the {len(acc.rows)} line(s) holds a valid x/y pair")
-    return acc.finalize()
+    return finish(acc)
+
+
+def _correlate_record(numbered: Tuple[int, Mapping[str, Any]], *, variants: Sequence[str]) -> ItemRow:
+    """The per-item work of ``correlate`` pairs mode (picklable)."""
+    lineno, rec = numbered
+    return correlate_item(rec, line=lineno, variants=variants)
+
+
+def _table_record(numbered: Tuple[int, Mapping[str, Any]], *, x: str, y: str, path: str) -> ItemRow:
+    """The item row of one table row (picklable): ``{"line", "x", "y"}``."""
+    lineno, rec = numbered
+    values = []
+    for col in (x, y):
+        if col not in rec:
+            raise ScoringError(f"no column {col!r}", path=path, line=lineno)
+        try:
+            values.append(parse_number(rec[col], col))
+        except ValueError as exc:
+            raise ScoringError(str(exc), path=path, line=lineno) from None
+    return {"line": lineno, "x": values[0], "y": values[1]}
+
+
+def _study_record(joined: Tuple[Tuple[str, int, str], Mapping[str, Any], Mapping[str, Any]]) -> ItemRow:
+    """The study item row of one labelled response and its SAFE metrics (picklable)."""
+    (model, line, topic), human, safe = joined
+    row: ItemRow = {"model": model, "line": line, "topic": topic}
+    row.update({f"human.{k}": v for k, v in human.items()})
+    row.update({f"safe.{k}": v for k, v in safe.items()})
+    return row
 
 
 def correlate_table_file(
-    path: str, *, x: str, y: str, variants: Iterable[str] = (), on_item: Optional[Callable[[ItemRow], None]] = None
+    path: str,
+    *,
+    x: str,
+    y: str,
+    variants: Iterable[str] = (),
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    allow_empty: bool = False,
 ) -> Report:
-    """``correlate`` table mode: columns ``x`` and ``y`` of a JSONL/JSON/CSV/TSV table (x first)."""
+    """``correlate`` table mode: columns ``x`` and ``y`` of a JSONL/JSON/CSV/TSV table (x first).
+
+    ``allow_empty`` (a shard, see :func:`f1k_file`) accepts an empty table.
+    """
     names = check_variants(variants, "correlate")
     acc = CorrelateAccumulator(mode="table", variants=names)
-    for lineno, rec in iter_records(path):
-        values = []
-        for col in (x, y):
-            if col not in rec:
-                raise ScoringError(f"no column {col!r}", path=path, line=lineno)
-            try:
-                values.append(parse_number(rec[col], col))
-            except ValueError as exc:
-                raise ScoringError(str(exc), path=path, line=lineno) from None
-        row = {"line": lineno, "x": values[0], "y": values[1]}
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    if not acc.rows:
+    accumulate_items(acc, functools.partial(_table_record, x=x, y=y, path=path), iter_records(path), on_item=on_item)
+    if not acc.rows and not allow_empty:
         raise _no_valid(path, "the table has no row")
-    return acc.finalize()
+    return finish(acc)
 
 
 def labeled_files(paths: Sequence[str]) -> List[str]:
@@ -2415,19 +2653,15 @@ def study_file(
             )
         safe[idx] = study_metrics_safe(rec, where=where)
     acc = CorrelateAccumulator(mode="study", variants=names)
-    for (model, line, topic), h, s in zip(keys, human, safe):
-        row: ItemRow = {"model": model, "line": line, "topic": topic}
-        row.update({f"human.{k}": v for k, v in h.items()})
-        row.update({f"safe.{k}": v for k, v in s.items()})
-        if on_item is not None:
-            on_item(row)
-        acc.add(row)
-    return acc.finalize()
+    accumulate_items(acc, _study_record, zip(keys, human, safe), on_item=on_item)
+    return finish(acc)
 
 
 # --- judge ------------------------------------------------------------------------
 
-_COUNTS = ("supported", "not_supported", "irrelevant", "num_claims", "dropped")
+JUDGE_COUNTS = ("supported", "not_supported", "irrelevant", "num_claims", "dropped")
+"""The per-response label counts of ``factuality judge`` (summed in its report)."""
+_COUNTS = JUDGE_COUNTS
 
 
 @register_accumulator
@@ -2515,3 +2749,60 @@ def pearson_tolerance(r: float, n: int) -> Tuple[float, float]:
     gap = 1.0 - abs(r)
     rel_p = math.inf if gap <= 0 else 1e-12 + 2.0 * a * abs_r / gap
     return abs_r, rel_p
+
+
+# --- reference formats (used by the CLI and by ``rageval-min merge``) -----------------------
+
+
+def gate_trailer(outcomes: Sequence[GateOutcome], passed: bool) -> str:
+    """The last line of a gated ``jsonl`` output: ``{"gates": [...], "pass": ...}``.
+
+    The gate objects are those of the JSON report, so a gated run never
+    decides on a value its output does not show.
+    """
+    gates = [
+        {
+            "gate": o.text,
+            "name": o.name,
+            "op": o.op,
+            "threshold": o.threshold,
+            "value": None if isinstance(o.value, float) and not math.isfinite(o.value) else o.value,
+            "passed": o.passed,
+        }
+        for o in outcomes
+    ]
+    return json.dumps({"gates": gates, "pass": passed}, ensure_ascii=False) + "\n"
+
+
+def render_jsonl(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    """``--format jsonl`` of a report holding its lines (``correlate``), plus the gate line when gated.
+
+    ``f1k`` writes its lines while it scores and keeps only the values its
+    summary needs, so its report (and a merge of its states) has no lines: a
+    ScoringError says so.
+    """
+    if "lines" not in report.result:
+        raise ScoringError(
+            "--format jsonl: this report has no per-line results (f1k writes its lines while it scores; "
+            "`merge` writes its report as json, text, markdown, junit or html)"
+        )
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in report.result["lines"])
+    if outcomes:
+        text += gate_trailer(outcomes, overall_pass(report, outcomes))
+    return text
+
+
+def render_safe(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    """``--format safe`` needs run_eval's output document, which only ``factuality safe`` has (a ScoringError).
+
+    ``factuality safe`` renders it from :func:`safe_evaluate`'s ``result``; a
+    report rebuilt from partial states (``merge``) does not carry the document.
+    """
+    raise ScoringError(
+        "--format safe is the document run_eval writes, which only `factuality safe` on the experiment "
+        "file can produce; `merge` writes its report as json, text, markdown, junit or html"
+    )
+
+
+REPORT_FORMATS = {"jsonl": render_jsonl, "safe": render_safe}
+"""The family's own report formats (format -> ``(report, gate outcomes) -> text``)."""

@@ -77,7 +77,7 @@ def test_search_free_safe_live_replay_and_f1k(server, tmp_path):
         [
             "--input",
             str(inp),
-            "--output",
+            "--records",
             live,
             "--judge",
             server.base_url,
@@ -114,7 +114,7 @@ def test_search_free_safe_live_replay_and_f1k(server, tmp_path):
     assert rep["gates"][0]["value"] == 5 and rep["pass"] is True
     assert "search=passages" in rep["signature"] and rep["signature"].endswith("|judge_model=scripted")
     server.__exit__()
-    code, out2, err = _run(["--input", str(inp), "--output", replay, "--judge", "replay:" + cache])
+    code, out2, err = _run(["--input", str(inp), "--records", replay, "--judge", "replay:" + cache])
     assert code == 0, err
     with open(live, "rb") as a, open(replay, "rb") as b:
         assert a.read() == b.read()
@@ -129,7 +129,7 @@ def test_failed_call_makes_an_error_line(server, tmp_path):
     inp.write_text(json.dumps(RECORDS[1]) + "\n", encoding="utf-8")
     out = str(tmp_path / "out.jsonl")
     server.faults = ["400"]
-    code, text, err = _run(["--input", str(inp), "--output", out, "--judge", server.base_url, "--judge-model", "m"])
+    code, text, err = _run(["--input", str(inp), "--records", out, "--judge", server.base_url, "--judge-model", "m"])
     assert code == 0, err
     with open(out, encoding="utf-8") as fh:
         row = json.loads(fh.readline())
