@@ -94,8 +94,8 @@ ul.diag li{margin:2px 0}.note{color:var(--muted);font-size:12px}
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
-#: The page's only script: it marks the document once it has run (tests look for the marker).
-_SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');"
+#: The page's only script: it marks the document and logs one line once it has run (tests look for both).
+_SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');console.log('rageval-min-html: rendered');"
 
 
 # ---------------------------------------------------------------------------

@@ -82,6 +82,14 @@ def short(value: Any) -> str:
     return str(value)
 
 
+def _clip(text: Any, limit: int = 22) -> str:
+    """Escaped label text, shortened to ``limit`` characters (the full text goes in a title)."""
+    full = str(text)
+    if len(full) <= limit:
+        return esc(full)
+    return f"<title>{esc(full)}</title>{esc(full[: limit - 1])}\u2026"
+
+
 def _f(x: float) -> str:
     """A coordinate."""
     return f"{x:.2f}".rstrip("0").rstrip(".")
@@ -141,7 +149,7 @@ def _legend(names: Sequence[str], x: float, y: float, cls_prefix: str = "s") -> 
         yy = y + i * 16
         out.append(
             f'<rect class="{cls_prefix}{i % 8}" x="{_f(x)}" y="{_f(yy - 9)}" width="10" height="10"/>'
-            f'<text x="{_f(x + 14)}" y="{_f(yy)}" class="lg">{esc(name)}</text>'
+            f'<text x="{_f(x + 14)}" y="{_f(yy)}" class="lg">{_clip(name, 28)}</text>'
         )
     return "".join(out)
 
@@ -183,10 +191,11 @@ def bar_chart(
     nbars = sum(max(len(b), 1) for _, b in groups)
     slot = 26.0 if nbars > 12 else max(34.0, min(80.0, 420.0 / max(nbars, 1)))
     gap = 14.0
-    left, top = 46.0, 34.0
+    long_labels = any(len(g) > max(4, int(slot * max(len(b), 1) / 7)) for g, b in groups)
+    first = min(len(groups[0][0]), 22) if groups else 0
+    left, top = (max(46.0, first * 5.0 - 10) if long_labels else 46.0), 34.0
     legend_w = max([len(n) for n in series] + [0]) * 6.5 + 30 if series else 0.0
     plot_w = max(nbars * slot + len(groups) * gap, 200.0, len(title) * 7.5 - left)
-    long_labels = any(len(g) > max(4, int(slot * max(len(b), 1) / 7)) for g, b in groups)
     bottom = 90.0 if long_labels else 34.0
     plot_h = 200.0
     width = left + plot_w + 16 + legend_w
@@ -255,11 +264,11 @@ def bar_chart(
         if long_labels:
             parts.append(
                 f'<text class="lbl" transform="translate({_f(cx)},{_f(top + plot_h + 12)}) rotate(-35)" '
-                f'text-anchor="end">{esc(name)}</text>'
+                f'text-anchor="end">{_clip(name)}</text>'
             )
         else:
             parts.append(
-                f'<text class="lbl" x="{_f(cx)}" y="{_f(top + plot_h + 16)}" text-anchor="middle">{esc(name)}</text>'
+                f'<text class="lbl" x="{_f(cx)}" y="{_f(top + plot_h + 16)}" text-anchor="middle">{_clip(name)}</text>'
             )
         x += gap
     for r in refs:
@@ -357,7 +366,7 @@ def heatmap(
 ) -> str:
     """A matrix of values in [0, 1] (cell shade = value); missing cells are blank."""
     cell_w, cell_h = 64.0, 30.0
-    label_w = max([len(r) for r in rows] + [6]) * 7.0 + 16
+    label_w = max([min(len(r), 22) for r in rows] + [6]) * 7.0 + 16
     top = 42.0
     width = label_w + cell_w * len(cols) + 10
     height = top + cell_h * len(rows) + 24
@@ -367,12 +376,12 @@ def heatmap(
     for j, c in enumerate(cols):
         parts.append(
             f'<text class="lbl" x="{_f(label_w + (j + 0.5) * cell_w)}" y="{_f(top - 4)}" text-anchor="middle">'
-            f"{esc(c)}</text>"
+            f"{_clip(c, 9)}</text>"
         )
     for i, r in enumerate(rows):
         yy = top + i * cell_h
         parts.append(
-            f'<text class="lbl" x="{_f(label_w - 6)}" y="{_f(yy + cell_h / 2 + 4)}" text-anchor="end">{esc(r)}</text>'
+            f'<text class="lbl" x="{_f(label_w - 6)}" y="{_f(yy + cell_h / 2 + 4)}" text-anchor="end">{_clip(r)}</text>'
         )
         for j, c in enumerate(cols):
             xx = label_w + j * cell_w
@@ -481,7 +490,7 @@ def forest_plot(rows: Sequence[Tuple[str, Any, Any, Any, str]], *, title: str) -
     nums = [float(v) for _, d, lo_, hi_, _ in rows for v in (d, lo_, hi_) if is_number(v)]
     ext = max([abs(v) for v in nums] + [1e-9])
     ext = ext * 1.1
-    label_w = max([len(n) for n, *_ in rows] + [6]) * 7.0 + 16
+    label_w = max([min(len(n), 28) for n, *_ in rows] + [6]) * 7.0 + 16
     plot_w, row_h, top = 360.0, 26.0, 30.0
     width = label_w + plot_w + 130
     height = top + row_h * len(rows) + 26
@@ -500,7 +509,9 @@ def forest_plot(rows: Sequence[Tuple[str, Any, Any, Any, str]], *, title: str) -
         )
     for i, (name, d, lo_, hi_, status) in enumerate(rows):
         cy = top + i * row_h + row_h / 2
-        parts.append(f'<text class="lbl" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">{esc(name)}</text>')
+        parts.append(
+            f'<text class="lbl" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">{_clip(name, 28)}</text>'
+        )
         if is_number(lo_) and is_number(hi_):
             parts.append(
                 f'<g class="interval"><title>{esc(name)} delta interval: {esc(exact(lo_))} .. {esc(exact(hi_))}</title>'
