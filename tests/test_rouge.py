@@ -293,12 +293,14 @@ def _random_sentences(rng: random.Random, letters: str) -> List[List[str]]:
     return [[rng.choice(letters) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 7))]
 
 
-@pytest.mark.parametrize("pack_bits", [1 << 24, 2048, 256, 1])
+@pytest.mark.parametrize("pack_bits", [1 << 24, 2048, 256, 1, 0])
 def test_rougeLsum_union_against_table(monkeypatch: pytest.MonkeyPatch, pack_bits: int) -> None:
     """The packed union LCS (every sentence pair at once, bit-reversed columns) visits exactly the
     tokens of the reference's table backtrack, in the same order, and gives the same hits;
-    ``pack_bits`` forces one packed run, several runs, and sentences walked alone."""
-    monkeypatch.setattr(rouge, "_PACK_BITS", pack_bits)
+    ``pack_bits`` forces one packed run, several runs, and sentences walked alone; 0: the
+    walk of each sentence pair (chosen for few pairs)."""
+    monkeypatch.setattr(rouge, "_PACK_BITS", pack_bits or 1 << 24)
+    monkeypatch.setattr(rouge, "_walk_pairs", lambda n_refs, can_lens: pack_bits == 0)
     rng = random.Random(pack_bits)
     for _ in range(1500):
         k = rng.choice([2, 3, 5, 20])
