@@ -4,8 +4,9 @@ Generates --n prediction records (en or zh, mixed hits, misses, rejections and
 factual-error flags) and --n dataset instances, then runs ``rgb score`` (also
 with ``--per-item``), ``rgb label`` and ``rgb mix`` through the CLI, each in its
 own subprocess, printing wall time, records per second and the peak RSS of that
-subprocess; then checks that the item rows, accumulated in 8 parts and merged
-through JSON states, give the one-pass report (``rgb.score_file``).
+subprocess (``score --jobs N`` too, checking its bytes against one process);
+then checks that the item rows, accumulated in 8 parts and merged through JSON
+states, give the one-pass report (``rgb.score_file``).
 Scoring and labelling stream the file, so peak memory should not grow with --n
 (only the diagnostics of skipped records are kept).
 
@@ -65,7 +66,7 @@ def generate(directory: str, n: int, dataset: str) -> tuple:
     return pred, data
 
 
-def _run(argv: list, n: int, label: str) -> None:
+def _run(argv: list, n: int, label: str) -> str:
     env = dict(os.environ, PYTHONPATH=ROOT)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
@@ -76,6 +77,7 @@ def _run(argv: list, n: int, label: str) -> None:
     print(f"{label:6s} exit {proc.returncode}  wall {wall:6.2f} s  {n / wall:9.0f} records/s  peak RSS {peak}")
     if proc.returncode not in (0, 1):
         print("stderr:", proc.stderr.strip()[:500])
+    return proc.stdout
 
 
 def _merge_check(pred: str, items: str) -> None:
@@ -107,6 +109,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100000)
     ap.add_argument("--dataset", default="zh_fact")
+    ap.add_argument("--jobs", default="2,4", help="also time rgb score --jobs N for these N (comma-separated)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         pred, data = generate(d, args.n, args.dataset)
@@ -114,8 +117,18 @@ def main() -> int:
         print(f"{args.n} records, dataset {args.dataset}, prediction file {size:.0f} MB")
         _run(["rgb", "score", "--input", pred, "--format", "rgb"], args.n, "score")
         items = os.path.join(d, "items.jsonl")
-        _run(["rgb", "score", "--input", pred, "--format", "rgb", "--per-item", items], args.n, "items")
+        one = _run(["rgb", "score", "--input", pred, "--format", "rgb", "--per-item", items], args.n, "items")
         _merge_check(pred, items)
+        for jobs in [j for j in args.jobs.split(",") if j]:
+            again = os.path.join(d, f"items{jobs}.jsonl")
+            out = _run(
+                ["rgb", "score", "--input", pred, "--format", "rgb", "--per-item", again, "--jobs", jobs],
+                args.n,
+                f"jobs {jobs}",
+            )
+            with open(items, "rb") as a, open(again, "rb") as b:
+                same = out == one and a.read() == b.read()
+            print(f"       --jobs {jobs}: report and item rows {'identical' if same else 'DIFFERENT'} to one process")
         _run(["rgb", "label", "--input", pred, "--output", os.path.join(d, "labelled.jsonl")], args.n, "label")
         _run(
             [
