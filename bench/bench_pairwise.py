@@ -7,7 +7,9 @@ format, a few unparseable ones), then times in-process:
 * ``pairwise.score`` (item rows + the accumulator + finalize, one pass);
 * the same item rows cut into ``--parts`` consecutive parts, each accumulated,
   its state sent through JSON and merged in order (the ``--jobs``/``merge``
-  path); the two reports must be identical.
+  path); the two reports must be identical;
+* ``pairwise.score`` on a pool of ``--jobs`` worker processes (the engine of
+  ``pairwise score --jobs N``): same report and item rows.
 
     python bench/bench_pairwise.py --indexes 2000 --models 20 --parts 8
 """
@@ -24,6 +26,7 @@ sys.path.insert(0, ROOT)
 
 from rageval_min import pairwise  # noqa: E402
 from rageval_min._contract import accumulator_from_state  # noqa: E402
+from rageval_min._parallel import make_engine, use_engine  # noqa: E402
 
 
 def make_records(indexes: int, models: int, seed: int = 1) -> list:
@@ -61,6 +64,7 @@ def main() -> None:
     ap.add_argument("--indexes", type=int, default=2000)
     ap.add_argument("--models", type=int, default=20)
     ap.add_argument("--parts", type=int, default=8)
+    ap.add_argument("--jobs", default="2,4", help="worker process counts to time (comma-separated)")
     args = ap.parse_args()
     recs = make_records(args.indexes, args.models)
     extras = list(pairwise.EXTRAS)
@@ -89,6 +93,16 @@ def main() -> None:
     print(f"{args.parts} parts through JSON states, merged and finalized: {dt:.2f} s; identical report: {same}")
     if not same:
         raise SystemExit("the merged report differs")
+    for jobs in [int(j) for j in args.jobs.split(",") if j]:
+        rows: list = []
+        t0 = time.perf_counter()
+        with use_engine(make_engine(jobs)):
+            pooled = pairwise.score(recs, nopt=4, refm="ref", extras=extras, on_item=rows.append)
+        dt = time.perf_counter() - t0
+        same = json.dumps(pooled.result) == json.dumps(res.result) and rows == items
+        print(f"--jobs {jobs}: {dt:.2f} s ({len(recs) / dt:,.0f} rows/s); identical report and item rows: {same}")
+        if not same:
+            raise SystemExit(f"--jobs {jobs} differs")
 
 
 if __name__ == "__main__":
