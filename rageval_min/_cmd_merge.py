@@ -49,4 +49,4 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         if target_fmt in ("wfgy", "rgb", "abilities", "safe", "jsonl") and target_fmt not in formatters:
             raise ScoringError(f"--format {target_fmt} is not a format of a {acc.FAMILY} report")
     report = apply_gate_rule(report, args, reference_format=next(iter(formatters), ""))
-    return emit_report(report, args, io, formatters=formatters)
+    return emit_report(report, args, io, formatters=formatters, stdout_suffix=getattr(family, "STDOUT_SUFFIX", None))

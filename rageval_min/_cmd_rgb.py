@@ -313,7 +313,7 @@ def run_score(args: argparse.Namespace, io: CliIO) -> int:
     if args.format == "rgb":
         for d in report.diagnostics:
             io.stderr.write(f"rageval-min: rgb score: note: {d}\n")
-    return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix={"rgb": "\n"})
+    return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix=rgb.STDOUT_SUFFIX)
 
 
 # --------------------------------------------------------------------------- judge
@@ -371,7 +371,7 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
             on_item=on_item,
         )
     report = _cli_judge.with_judge_stats(report, runner)
-    return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix={"rgb": "\n"})
+    return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix=rgb.STDOUT_SUFFIX)
 
 
 def _check_output_folders(paths: Sequence[Optional[str]]) -> None:

@@ -238,10 +238,11 @@ def finish(acc: Accumulator) -> Report:
     rather than ``acc.finalize()``, so that a shard of a larger input can be
     merged later (``rageval-min merge``).
     """
+    report = acc.finalize()  # first: a shard whose report cannot be made leaves no state file
     sink = _STATE_SINK.get()
     if sink is not None:
         sink(acc.to_state())
-    return acc.finalize()
+    return report
 
 
 @contextmanager

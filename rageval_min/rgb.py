@@ -1240,6 +1240,8 @@ def format_result_text(report: Report, outcomes: Any = ()) -> str:
 #: The reference's own output formats of an rgb report (name -> renderer), for the CLI and ``merge``:
 #: ``rgb`` is the ``_result.json`` text of ``rgb score``/``rgb judge``, ``abilities`` the table of ``rgb report``.
 REPORT_FORMATS = {"rgb": format_result_text, "abilities": format_abilities}
+#: What follows a reference format on stdout (the reference's result file has no final newline).
+STDOUT_SUFFIX = {"rgb": "\n"}
 
 
 # --------------------------------------------------------------------------- accumulators
