@@ -174,6 +174,8 @@ ALGORITHMIC_METRICS = (
 CONDITIONED_METRICS = ("RL_F", "RB_llm", "RB_agg")
 
 _PUNCT_TABLE = {ord(ch): None for ch in string.punctuation}
+_PUNCT_BYTES = string.punctuation.encode("ascii")
+_ARTICLE_WORDS = frozenset(("a", "an", "the"))
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _NON_WORD = re.compile(r"[^\w\s]")
 
@@ -215,15 +217,29 @@ def normalize_answer(text: str) -> str:
     >>> normalize_answer("don\\u2019t")
     'don\\u2019t'
     """
-    text = text.lower()
-    text = text.translate(_PUNCT_TABLE)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+    return " ".join(_answer_tokens(text))
+
+
+def _answer_tokens(text: str) -> List[str]:
+    """``normalize_answer(text).split()``, fast.
+
+    Deleting ASCII bytes from UTF-8 never touches a multi-byte character, so the
+    punctuation goes in one C pass (``surrogatepass`` keeps lone surrogates as they are).
+    When every character left is a word character or whitespace, ``\\b(a|an|the)\\b``
+    matches exactly the whitespace-separated tokens ``a``, ``an`` and ``the``, so they are
+    dropped from the split; any other character takes the regex.
+    """
+    data = text.lower().encode("utf-8", "surrogatepass").translate(None, _PUNCT_BYTES)
+    out = data.decode("utf-8", "surrogatepass")
+    rest = data.translate(None, _WORD_OR_SPACE)
+    if rest and (rest.isascii() or _NON_WORD.search(rest.decode("utf-8", "surrogatepass"))):
+        return _ARTICLES.sub(" ", out).split()
+    return [w for w in out.split() if w not in _ARTICLE_WORDS]
 
 
 def _overlap(prediction: str, target: str) -> Tuple[int, int, int]:
-    pred_tokens = normalize_answer(prediction).split()
-    target_tokens = normalize_answer(target).split()
+    pred_tokens = _answer_tokens(prediction)
+    target_tokens = _answer_tokens(target)
     common = Counter(pred_tokens) & Counter(target_tokens)
     return sum(common.values()), len(pred_tokens), len(target_tokens)
 
@@ -283,11 +299,35 @@ def clean_for_extractiveness(text: str) -> str:
     >>> clean_for_extractiveness("  Hello, <b>World</b>!\\r\\nBye")
     'hello bworldb\\n bye'
     """
-    if text.isascii():  # one C pass: the same four steps, character by character
-        text = text.encode("ascii").translate(_CLEAN_ASCII, _CLEAN_ASCII_DELETE).decode("ascii")
-    else:
-        text = _NON_WORD.sub("", text.replace("\n", " ")).lower().replace("\r", "\n")
-    return text.lstrip(" \t\n\r\x0c")
+    return _clean(text).lstrip(" \t\n\r\x0c")
+
+
+def _clean(text: str) -> str:
+    """Step 1 and the ``\\r`` of step 2 of :func:`clean_for_extractiveness`.
+
+    Every step works character by character (``str.lower`` too, except for the
+    context-dependent final sigma), so the ASCII characters are done in one C pass over
+    the UTF-8 bytes (which leaves every multi-byte character intact) and then each
+    distinct non-ASCII character is deleted or lower-cased as the regex and ``lower()`` do.
+    """
+    data = text.encode("utf-8", "surrogatepass").translate(_CLEAN_ASCII, _CLEAN_ASCII_DELETE)
+    out = data.decode("utf-8", "surrogatepass")
+    if len(data) == len(out):  # ASCII only
+        return out
+    if "\u03a3" in out:  # capital sigma: lower() depends on its neighbours, take the literal path
+        return _NON_WORD.sub("", text.replace("\n", " ")).lower().replace("\r", "\n")
+    others = set(data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
+    keep = []
+    for ch in others:  # deletions first: a lower-cased letter may bring a mark the regex deletes
+        if _NON_WORD.match(ch):
+            out = out.replace(ch, "")
+        else:
+            keep.append(ch)
+    for ch in keep:
+        low = ch.lower()
+        if low != ch:
+            out = out.replace(ch, low)
+    return out
 
 
 def _clean_tables() -> Tuple[bytes, bytes]:
@@ -309,6 +349,9 @@ def _clean_tables() -> Tuple[bytes, bytes]:
 
 
 _CLEAN_ASCII, _CLEAN_ASCII_DELETE = _clean_tables()
+_ASCII_BYTES = bytes(range(128))
+#: The ASCII bytes that are word characters or whitespace for ``re`` (str patterns).
+_WORD_OR_SPACE = bytes(c for c in range(128) if not _NON_WORD.match(chr(c)))
 
 
 def extractiveness_rouge_l(
@@ -872,10 +915,10 @@ def _rouge_l(target_tokens: List[str], pred_tokens: List[str], lcs: Optional[_ro
 
 def _recalls(pred: str, targets: Sequence[str]) -> List[Number]:
     """:func:`recall` of ``pred`` against each target, normalising ``pred`` once."""
-    pred_counts = Counter(normalize_answer(pred).split())
+    pred_counts = Counter(_answer_tokens(pred))
     out: List[Number] = []
     for target in targets:
-        target_tokens = normalize_answer(target).split()
+        target_tokens = _answer_tokens(target)
         common = sum((pred_counts & Counter(target_tokens)).values())
         out.append(0 if common == 0 else 1.0 * common / len(target_tokens))
     return out
@@ -885,16 +928,19 @@ def _extractiveness(pred: str, passages: Sequence[str], tokenizer: str, lcs: Opt
     """:func:`extractiveness_rouge_l` of ``pred`` against each passage, cleaning ``pred`` once."""
     text = clean_for_extractiveness(pred)
     squeezed = text.replace(" ", "")
-    text_tokens: Optional[List[str]] = None
     out: List[Number] = []
+    scored: List[Tuple[int, List[str]]] = []  # (index in out, passage tokens) of the passages ROUGE-L scores
     for passage in passages:
         target = clean_for_extractiveness(passage)
         if target.replace(" ", "") in squeezed:
             out.append(1)
             continue
-        if text_tokens is None:
-            text_tokens = _rouge.tokenize(text, tokenizer=tokenizer)
-        out.append(_rouge_l(_rouge.tokenize(target, tokenizer=tokenizer), text_tokens, lcs))
+        scored.append((len(out), _rouge.tokenize(target, tokenizer=tokenizer)))
+        out.append(0)
+    if scored:
+        text_tokens = _rouge.tokenize(text, tokenizer=tokenizer)
+        for i, tokens in scored:
+            out[i] = _rouge_l(tokens, text_tokens, lcs)
     return out
 
 
