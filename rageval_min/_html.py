@@ -313,17 +313,17 @@ def _pairwise(c: _Ctx) -> str:
             col = "Overall-lang" if "Overall-lang" in cols else (cols[1] if len(cols) > 1 else None)
             if col is not None:
                 j = cols.index(col)
-                models: List[str] = []
+                names: List[str] = []
                 vals: Dict[Tuple[str, int], Any] = {}
                 for i, s in enumerate(series):
                     for row in old[s]["rows"]:
                         if isinstance(row, list) and len(row) > j:
-                            if str(row[0]) not in models:
-                                models.append(str(row[0]))
+                            if str(row[0]) not in names:
+                                names.append(str(row[0]))
                             vals[(str(row[0]), i)] = row[j]
                 groups = [
                     (m, [c.bar(vals.get((m, i)), f"{s};{m};{col}", i, f"{s} {m}") for i, s in enumerate(series)])
-                    for m in models
+                    for m in names
                 ]
                 out.append(
                     _figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))
@@ -521,7 +521,7 @@ def _compare(c: _Ctx) -> str:
             ]
         )
     if groups:
-        vals = [v for _, bs in groups for b in bs for v in (b.value, b.high) if is_number(v)]
+        vals = [float(v) for _, bs in groups for b in bs for v in (b.value, b.high) if v is not None and is_number(v)]
         ymax = 1.0 if vals and max(vals) <= 1.0 and min(vals) >= 0 else None
         out.append(
             _figure(bar_chart(groups, title="baseline vs candidate", series=["baseline", "candidate"], ymax=ymax))

@@ -392,7 +392,7 @@ def heatmap(
                     f'height="{_f(cell_h - 2)}"/>'
                 )
                 continue
-            op = min(max(float(v), 0.0), 1.0) if is_number(v) else 0.0
+            op = min(max(float(v), 0.0), 1.0) if is_number(v) else 0.0  # type: ignore[arg-type]
             inner = (
                 f'<rect class="cell" x="{_f(xx + 1)}" y="{_f(yy + 1)}" width="{_f(cell_w - 2)}" '
                 f'height="{_f(cell_h - 2)}" '
