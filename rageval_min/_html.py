@@ -78,7 +78,8 @@ svg.chart{max-width:100%;height:auto;font-family:inherit}
 svg text{fill:var(--fg);font-size:11px}svg .ttl{font-size:13px;font-weight:600}svg .tick{fill:var(--muted);
 font-size:10px}
 svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);stroke-width:1}
-svg .err{stroke:var(--fg);stroke-width:1.4}svg .gate{stroke-width:2.2;stroke-dasharray:5 3}
+svg .err{stroke:var(--fg);stroke-width:1.4}svg .gate{stroke-width:2.4;stroke-dasharray:5 3}
+svg .halo{stroke:var(--bg);stroke-width:5}
 svg circle.dm{fill:var(--fg)}svg .gate-pass .gate,svg circle.gate-pass{stroke:var(--pass);fill:var(--pass)}
 svg .gate-fail .gate,svg circle.gate-fail{stroke:var(--fail);fill:var(--fail)}
 svg .gate-skip .gate{stroke:var(--skip)}svg .gate-fail text{fill:var(--fail)}svg .gate-pass text{fill:var(--pass)}

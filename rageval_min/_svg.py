@@ -254,7 +254,8 @@ def bar_chart(
                 g = b.gate
                 cls = {True: "gate-pass", False: "gate-fail", None: "gate-skip"}[g.passed]
                 parts.append(
-                    f'<g class="{cls}"><title>gate {esc(g.label)}</title><line class="gate" x1="{_f(x)}" '
+                    f'<g class="{cls}"><title>gate {esc(g.label)}</title><line class="halo" x1="{_f(x)}" '
+                    f'x2="{_f(x + slot)}" y1="{_f(y(g.value))}" y2="{_f(y(g.value))}"/><line class="gate" x1="{_f(x)}" '
                     f'x2="{_f(x + slot)}" y1="{_f(y(g.value))}" y2="{_f(y(g.value))}"/></g>'
                 )
             x += slot
