@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -210,15 +211,40 @@ def _hwm_kb(pid: int) -> Optional[int]:
     return None
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_s(pid: int) -> Optional[float]:
+    """utime + stime of ``pid`` in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return "n/a"
+
+
 def _cli_run(path: str, jobs: int, tmp: str, backend: str) -> Dict[str, Any]:
-    """Wall seconds of the CLI with ``--jobs`` and the peak RSS (VmHWM) of the main process and each worker."""
+    """Wall seconds of the CLI with ``--jobs``, and per process (main, each worker) its peak RSS
+    (VmHWM) and CPU seconds, read from /proc while it runs."""
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     argv = [sys.executable, "-m", "rageval_min", "mtrag", "algorithmic", "--input", path]
     argv += ["--records", os.path.join(tmp, f"out{jobs}.jsonl"), "--output", os.path.join(tmp, f"rep{jobs}.json")]
     argv += ["--jobs", str(jobs), "--backend", backend]
     peaks: Dict[int, int] = {}
+    cpu: Dict[int, float] = {}
     t0 = time.perf_counter()
+    load = _loadavg()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     done = threading.Event()
 
@@ -230,6 +256,9 @@ def _cli_run(path: str, jobs: int, tmp: str, backend: str) -> Dict[str, Any]:
                 kb = _hwm_kb(pid)
                 if kb is not None:
                     peaks[pid] = max(peaks.get(pid, 0), kb)
+                seconds = _cpu_s(pid)
+                if seconds is not None:
+                    cpu[pid] = max(cpu.get(pid, 0.0), seconds)
                 todo.extend(_children(pid))
             time.sleep(0.05)
 
@@ -241,9 +270,20 @@ def _cli_run(path: str, jobs: int, tmp: str, backend: str) -> Dict[str, Any]:
     watcher.join()
     if proc.returncode != 0:
         raise SystemExit(f"--jobs {jobs} failed: {err.decode()}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     main_mb = peaks.get(proc.pid, 0) / 1024
     workers = sorted((kb / 1024 for pid, kb in peaks.items() if pid != proc.pid), reverse=True)
-    return {"wall_s": wall, "main_peak_mb": main_mb, "worker_peak_mb": workers}
+    main_cpu = cpu.get(proc.pid, 0.0)
+    return {
+        "wall_s": wall,
+        "cpu_s": total_cpu,
+        "main_cpu_s": main_cpu,
+        "workers_cpu_s": max(0.0, total_cpu - main_cpu),
+        "main_peak_mb": main_mb,
+        "worker_peak_mb": workers,
+        "loadavg_before": load,
+    }
 
 
 def _fmt_ratio(values: List[float]) -> str:
@@ -320,7 +360,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                     workers = ", ".join(f"{mb:.0f}" for mb in run["worker_peak_mb"]) or "none"
                     print(
                         f"  --jobs {jobs}: {run['wall_s']:.1f} s wall, {args.records / run['wall_s']:,.0f} records/s; "
-                        f"peak RSS main {run['main_peak_mb']:.0f} MB, workers {workers} MB"
+                        f"CPU s main {run['main_cpu_s']:.1f}, workers {run['workers_cpu_s']:.1f}; "
+                        f"peak RSS main {run['main_peak_mb']:.0f} MB, workers {workers} MB "
+                        f"(load average before: {run['loadavg_before']})"
                     )
             with open(os.path.join(tmp, "out1.jsonl"), "rb") as a, open(os.path.join(tmp, "out2.jsonl"), "rb") as b:
                 same = a.read() == b.read()
@@ -331,7 +373,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                 [r["main_peak_mb"] for rs in runs.values() for r in rs]
                 + [mb for rs in runs.values() for r in rs for mb in r["worker_peak_mb"]]
             )
+            c1 = statistics.median(r["cpu_s"] for r in runs[1])
+            m2 = statistics.median(r["main_cpu_s"] for r in runs[2])
+            c2 = statistics.median(r["cpu_s"] for r in runs[2])
+            bound = c1 / max(m2, c2 / 2)
             print(f"--jobs 2 is {speedup:.2f}x faster than --jobs 1 (median wall); records identical: {same}")
+            print(
+                f"CPU-bound speedup on two otherwise idle cores: {bound:.2f}x "
+                f"(--jobs 1 {c1:.1f} CPU s; --jobs 2 {c2:.1f} CPU s of which the main process {m2:.1f})"
+            )
+            results.update(cpu_bound_speedup=bound)
             print(f"largest peak RSS of any process: {peak:.0f} MB")
             results.update(records_jobs=args.records, jobs_runs=runs, speedup=speedup, peak_mb=peak, same=same)
             targets.append(("--jobs 2 >= 1.7x faster than --jobs 1 (100k records)", speedup >= 1.7, f"{speedup:.2f}x"))
