@@ -383,11 +383,26 @@ def _rgb(c: _Ctx) -> str:
     return "".join(out)
 
 
+def _means(c: _Ctx, title: str) -> str:
+    """A ``means`` mapping (``counts`` gives each bar's n): rate-like means as bars, the others listed."""
+    means = c.result.get("means")
+    if not isinstance(means, Mapping):
+        return ""
+    counts = c.result.get("counts") if isinstance(c.result.get("counts"), Mapping) else {}
+    rates = [k for k, v in means.items() if isinstance(v, (int, float)) and is_number(v) and 0 <= v <= 1]
+    if not rates:
+        return ""
+    groups = [(k, [c.bar(means[k], k, 0, f"{k} (n={counts.get(k)})")]) for k in rates]
+    others = [k for k in means if k not in rates]
+    caption = ("not drawn (not in 0..1): " + ", ".join(others)) if others else ""
+    return _figure(bar_chart(groups, title=title, ymax=1.0), caption)
+
+
 def _mtrag(c: _Ctx) -> str:
     out = []
     settings = c.result.get("settings")
     if not isinstance(settings, list):
-        return ""
+        return _means(c, "MT-RAG means over records")
     for s in settings:
         if not isinstance(s, Mapping) or not isinstance(s.get("models"), Mapping):
             continue

@@ -86,6 +86,8 @@ CASES: Dict[str, Tuple[str, List[str]]] = {
             "RB_agg_idk_underspecified",
         ],
     ),
+    "mtrag-algorithmic": ("mtrag", ["mtrag", "algorithmic", "--input", "tasks.jsonl", "--records", "{tmp}/alg.jsonl"]),
+    "mtrag-condition": ("mtrag", ["mtrag", "condition", "--input", "judged.jsonl", "--records", "{tmp}/cond.jsonl"]),
     "compare": ("", []),  # built from two --per-item files in the fixture
 }
 
@@ -159,6 +161,7 @@ def pages(tmp_path_factory: Any) -> Dict[str, Page]:
         cwd = os.path.join(GOLD, folder)
         if name == "compare":
             argv, cwd = _compare_inputs(work), work
+        argv = [a.replace("{tmp}", work) for a in argv]
         html_path = os.path.join(out, f"{name}.html")
         json_path = os.path.join(work, f"{name}.json")
         res, report = _run_captured(argv + ["--output", f"html:{html_path}", "--output", f"json:{json_path}"], cwd)
@@ -315,6 +318,8 @@ def test_family_charts_are_drawn(pages: Dict[str, Page]) -> None:
         "factuality-correlate": ["correlations"],
         "factuality-safe": ["F1@K distribution: side2"],
         "mtrag-summarize": ["MT-RAG means by answerability"],
+        "mtrag-algorithmic": ["MT-RAG means over records", "not drawn (not in 0..1): Length"],
+        "mtrag-condition": ["MT-RAG means over records"],
         "compare": ["baseline vs candidate", "delta (candidate - baseline)", "Per-item regressions", "regressed"],
     }
     for name, needles in expect.items():
