@@ -330,7 +330,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             f"JSON floor (loads+dumps+write): {n / floor_med:,.0f} records/CPU-s ({floor_med * 1e6 / n:.0f} us/record)"
         )
         print(f"mtrag algorithmic, 1 job:       {n / algo_med:,.0f} records/CPU-s ({algo_med * 1e6 / n:.0f} us/record)")
-        print(f"ratio to the floor: {_fmt_ratio(ratios)} (median of medians {ratio:.2f}x)")
+        print(f"ratio to the floor: {_fmt_ratio(ratios)} (ratio of the medians {ratio:.2f}x)")
         results.update(
             records_cpu=n,
             floor_cpu_s=floors,
