@@ -90,7 +90,7 @@ svg .ln{fill:none;stroke-width:2}svg .l0{stroke:var(--c0)}svg .l1{stroke:var(--c
 svg .l3{stroke:var(--c3)}svg .l4{stroke:var(--c4)}svg .l5{stroke:var(--c5)}svg .l6{stroke:var(--c6)}
 svg .l7{stroke:var(--c7)}
 svg .cell{fill:var(--c0)}svg .cell-empty{fill:var(--card)}svg .inbar{fill:#fff;font-weight:600}
-ul.diag li{margin:2px 0}.note{color:var(--muted);font-size:12px}
+ul.diag li{margin:2px 0}.figs{display:flex;flex-wrap:wrap;column-gap:28px}.note{color:var(--muted);font-size:12px}
 """
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; form-action 'none'"
@@ -281,6 +281,7 @@ def _pairwise(c: _Ctx) -> str:
                 "a pair is consistent when the judge's verdicts agree after swapping the answer order",
             )
         )
+    maps: List[str] = []
     new = c.result.get("new_version")
     if isinstance(new, Mapping):
         for mode, table in new.items():
@@ -295,7 +296,7 @@ def _pairwise(c: _Ctx) -> str:
                 models: List[str] = []
                 for a, b in cells:
                     models += [m for m in (a, b) if m not in models]
-                out.append(
+                maps.append(
                     _figure(
                         heatmap(
                             models,
@@ -306,6 +307,8 @@ def _pairwise(c: _Ctx) -> str:
                         )
                     )
                 )
+    if maps:
+        out.append('<div class="figs">' + "".join(maps) + "</div>")
     old = c.result.get("old_version")
     if isinstance(old, Mapping):
         series = [k for k, v in old.items() if isinstance(v, Mapping) and isinstance(v.get("rows"), list)]
@@ -377,7 +380,7 @@ def _rgb(c: _Ctx) -> str:
                     _figure(bar_chart(cf_groups, title=f"counterfactual robustness of {model}", series=names, ymax=1.0))
                 )
         return "".join(out)
-    names = [n for n in ("all_rate", "fact_check_rate", "correct_rate", "rejection_rate", "accuracy") if n in c.result]
+    names = [n for n in ("all_rate", "reject_rate", "fact_check_rate", "correct_rate", "accuracy") if n in c.result]
     if names:
         out.append(_figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="RGB rates", ymax=1.0)))
     return "".join(out)
