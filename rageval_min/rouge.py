@@ -602,12 +602,9 @@ def _packed_union(
         seqs.append(seq)
         shift += width
     frm = int.from_bytes
-    col_m: List[int] = []
-    col_mr: List[int] = []  # the same, bit-reversed
-    for step in zip(*seqs):
-        joined = b"".join(step)
-        col_m.append(frm(joined, "little"))
-        col_mr.append(frm(joined.translate(_REV_BYTE), "big"))
+    joined = list(map(b"".join, zip(*seqs)))  # per step, the match rows of every block
+    col_m = list(map(frm, joined, repeat("little")))
+    m_flipped = b"".join(joined).translate(_REV_BYTE)  # bit-reversed, read like `flipped` below
     copies = 0
     for b in range(n_blocks):
         copies |= 1 << (b * width)
@@ -633,15 +630,15 @@ def _packed_union(
     a = 0
     found = 0
     hi = steps * nbytes
-    for end, mr in zip(reversed(ends), reversed(col_mr)):
+    for end, m in zip(reversed(ends), reversed(col_m)):
         lo = hi - nbytes
         if end:
             a |= rev(end)
         if a:
             z = (frm(flipped[lo:hi], "big") & a) | gr
             h = z & ~(z - lb)
-            if mr:
-                hit = h & mr
+            if m:
+                hit = h & frm(m_flipped[lo:hi], "big")
                 found |= hit
                 a = (gr - h) ^ hit
             else:
