@@ -391,7 +391,8 @@ def _means(c: _Ctx, title: str) -> str:
     means = c.result.get("means")
     if not isinstance(means, Mapping):
         return ""
-    counts = c.result.get("counts") if isinstance(c.result.get("counts"), Mapping) else {}
+    raw_counts = c.result.get("counts")
+    counts: Mapping[str, Any] = raw_counts if isinstance(raw_counts, Mapping) else {}
     rates = [k for k, v in means.items() if isinstance(v, (int, float)) and is_number(v) and 0 <= v <= 1]
     if not rates:
         return ""
@@ -619,9 +620,10 @@ def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     if not gates:
         return '<p class="muted">no gates</p>'
     rows = []
-    for o in gates:
+    n_family = len(list(report.family_gates))
+    for i, o in enumerate(gates):
         cls, text = _status(o.passed)
-        source = "reference" if o in report.family_gates else "--gate"
+        source = "reference" if i < n_family else "--gate"
         rows.append(
             [
                 f"<code>{esc(o.text)}</code>",

@@ -439,6 +439,10 @@ def stacked_bar(
     return _svg(left + w + 10, top + h + 28, "".join(parts), title)
 
 
+#: Dots a bin of :func:`dot_plot` stacks before the plot becomes a histogram.
+MAX_STACK = 25
+
+
 def dot_plot(
     values: Sequence[Tuple[str, Any]],
     *,
@@ -447,7 +451,11 @@ def dot_plot(
     hi: float = 1.0,
     bins: int = 20,
 ) -> str:
-    """A distribution as stacked dots: one dot per value (its id and exact value in its title)."""
+    """A distribution as stacked dots: one dot per value (its id and exact value in its title).
+
+    When a bin would stack more than ``MAX_STACK`` dots, the bins are drawn as
+    histogram bars instead (each bar's title gives its range and count).
+    """
     left, plot_w = 30.0, 480.0
     r = 6.0
     counts: Dict[int, int] = {}
@@ -462,7 +470,8 @@ def dot_plot(
         placed.append((left + (b + 0.5) * plot_w / bins, k, ident, v))
     stack = max(counts.values()) if counts else 1
     top = 26.0
-    base = top + stack * 2 * r + 4
+    histogram = stack > MAX_STACK
+    base = top + (MAX_STACK if histogram else stack) * 2 * r + 4
     parts = [f'<text x="{_f(left)}" y="14" class="ttl">{esc(title)}</text>']
     parts.append(f'<line class="axis" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(base)}" y2="{_f(base)}"/>')
     for t in _ticks(lo, hi):
@@ -470,9 +479,21 @@ def dot_plot(
         parts.append(
             f'<text class="tick" x="{_f(tx)}" y="{_f(base + 14)}" text-anchor="middle">{_tick_label(t)}</text>'
         )
-    for cx, k, ident, v in placed:
-        cy = base - r - k * 2 * r
-        parts.append(_datum(v, f'<circle class="s0" cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r - 0.8)}"/>', f"{ident}: "))
+    if histogram:
+        bw = plot_w / bins
+        for b in sorted(counts):
+            h = counts[b] / stack * (base - top)
+            b_lo, b_hi = lo + b * (hi - lo) / bins, lo + (b + 1) * (hi - lo) / bins
+            parts.append(
+                f"<g><title>{counts[b]} values in [{_tick_label(b_lo)}, {_tick_label(b_hi)}"
+                f'{"]" if b == bins - 1 else ")"}</title><rect class="s0" x="{_f(left + b * bw + 1)}" '
+                f'y="{_f(base - h)}" width="{_f(bw - 2)}" height="{_f(h)}"/></g>'
+            )
+    else:
+        for cx, k, ident, v in placed:
+            cy = base - r - k * 2 * r
+            dot = f'<circle class="s0" cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r - 0.8)}"/>'
+            parts.append(_datum(v, dot, f"{ident}: "))
     missing = [ident for ident, v in values if not is_number(v)]
     if missing:
         parts.append(

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from html.parser import HTMLParser
 from types import SimpleNamespace
@@ -428,7 +429,7 @@ def test_long_lists_are_truncated_with_a_note() -> None:
 def test_html_renderer_is_imported_lazily() -> None:
     code = "import sys, rageval_min.cli, rageval_min._report; print('rageval_min._html' in sys.modules)"
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)  # type: ignore[attr-defined]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -520,3 +521,13 @@ def test_merge_writes_the_same_page(tmp_path: Any) -> None:
     res = run_cli(["merge", partial, "--output", f"html:{merged}"])
     assert res.code == 1, res.err
     assert open(direct, encoding="utf-8").read() == open(merged, encoding="utf-8").read()
+
+
+def test_large_distributions_become_histograms() -> None:
+    from rageval_min._svg import MAX_STACK, dot_plot
+
+    few = dot_plot([(str(i), i / 10) for i in range(10)], title="few")
+    assert few.count("<circle") == 10 and few.count('class="datum"') == 10
+    many = dot_plot([(str(i), 0.5) for i in range(MAX_STACK * 4)] + [("x", None)], title="many")
+    assert "<circle" not in many and f"{MAX_STACK * 4} values in [0.5, 0.55)" in many
+    assert "undefined (not drawn): x" in many
