@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
@@ -168,6 +169,7 @@ def run_action(
     values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     for name in inputs:
         assert name in values, f"unknown input {name}"
+    values["python"] = sys.executable  # hermetic: the interpreter running the tests (a runner has python3)
     values.update(inputs)
     for name, spec in action["inputs"].items():
         if check_required and spec.get("required") and not values.get(name):
