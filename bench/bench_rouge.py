@@ -5,6 +5,8 @@ Not a test.  Run from the project root::
     python bench/bench_rouge.py            # full run (about a minute)
     python bench/bench_rouge.py --quick    # fewer pairs and lengths
     python bench/bench_rouge.py --instructions   # the target in instruction counts (valgrind)
+    python bench/bench_rouge.py --all-types      # issue 16: all four types, whole process
+    python bench/bench_rouge.py --targets        # issue 16: both targets and the MET / NOT MET table
 
 Texts are generated deterministically from the unigram distribution of the
 MT-RAG conformance texts (``tests/data/rouge/mtrag_unigrams.tsv``), with some
@@ -31,6 +33,20 @@ so the verdict is repeatable where wall-clock ratios on a shared machine move
 by a third or more from run to run.  They are a proxy for time, not time: an
 instruction that waits for memory costs more than one that does not.  It takes
 about 8 minutes on 2 cores.
+
+Issue 16 adds two targets, each measured against rouge-score-rs in the same run:
+
+* ``--all-types``: ``python -m rageval_min rouge --input PAIRS.jsonl --rouge-types
+  rouge1,rouge2,rougeL,rougeLsum`` as a whole process on 1000 pairs of 150-300 words
+  (``--pairs``), against a script doing the same with rouge-score-rs (read the JSONL,
+  ``RougeScorer.score`` per record, one JSON line out; :data:`RS_SCRIPT`).  The runs are
+  interleaved (the order alternates every round, ``--rounds``, default 7); each round gives one
+  ratio, and the median, min and max are printed, with a check that both outputs are
+  byte-identical.  Target: median at most 2x.
+* rougeL with ``--backend rapidfuzz`` in process at 100-300 words (the speed-target table
+  above, ``rapidfuzz/rs-rs`` column).  Target: at most 2x at every length.
+
+``--targets`` runs both and prints the table; the full run prints it at the end.
 
 Missing competitors (``pip install rouge-score rouge-score-rs rapidfuzz``) are
 reported and skipped.

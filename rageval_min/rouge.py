@@ -40,7 +40,9 @@ rougeLsum
     both whole-text token counts are still positive, and the hit decrements
     both (ROUGE-1.5.5's rule).  ``recall = hits / m``, ``precision = hits / n``
     with ``m``, ``n`` the total token counts.  Int zeros when either side has
-    no sentence or no token.
+    no sentence or no token.  The unions of all sentence pairs are computed
+    at once on packed, bit-reversed columns (:func:`_packed_union`), and a
+    token's hits are ``min(candidate count, union count)`` (:func:`_score_lsum`).
 
 F-measure
     ``F(p, r) = 2 * p * r / (p + r)`` evaluated left to right, ``0.0`` when
