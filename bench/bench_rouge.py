@@ -439,10 +439,10 @@ IC_ENGINES = ("rageval_min", "rageval_min+rapidfuzz", "rouge-score-rs", "rouge-s
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def ic_worker(engine: str, lengths: List[int], counted: int, n_pairs: int, seed: int) -> int:
+def ic_worker(engine: str, lengths: List[int], counted: int, n_pairs: int, seed: int, types: List[str]) -> int:
     """Child process of --instructions: a warm-up pass over the pairs of every length,
     then one more pass over those of length ``counted`` (none when it is 0)."""
-    fn = make_scorer(engine, ["rougeL"], False)
+    fn = make_scorer(engine, types, False)
     if fn is None:
         return 3
     by_length = {length: make_pairs(n_pairs, length, seed) for length in lengths}
@@ -466,18 +466,28 @@ def _valgrind(args: List[str]) -> Optional[int]:
     return int(found.group(1))
 
 
-def count_instructions(lengths: List[int], n_pairs: int, seed: int) -> Dict[Tuple[str, int], Optional[float]]:
+def count_instructions(
+    lengths: List[int],
+    n_pairs: int,
+    seed: int,
+    engines: Sequence[str] = IC_ENGINES,
+    types: Sequence[str] = ("rougeL",),
+) -> Dict[Tuple[str, int], Optional[float]]:
     """Instructions per pair of one steady pass, by (engine, length); None if not installed.
 
     Each count is the difference between a worker run with one extra pass over
     that length's pairs and one without; the runs go two at a time.
     """
     spec = ",".join(map(str, lengths))
-    jobs = [(e, c) for e in IC_ENGINES for c in [0] + lengths]
+    jobs = [(e, c) for e in engines for c in [0] + lengths]
+
+    def one(job: Tuple[str, int]) -> Optional[int]:
+        return _valgrind([job[0], spec, str(job[1]), str(n_pairs), str(seed), ",".join(types)])
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = dict(zip(jobs, pool.map(lambda j: _valgrind([j[0], spec, str(j[1]), str(n_pairs), str(seed)]), jobs)))
+        counts = dict(zip(jobs, pool.map(one, jobs)))
     out: Dict[Tuple[str, int], Optional[float]] = {}
-    for e in IC_ENGINES:
+    for e in engines:
         base = counts[(e, 0)]
         for length in lengths:
             total = counts[(e, length)]
@@ -522,6 +532,27 @@ def run_instructions(lengths: List[int], n_pairs: int, seed: int) -> int:
     return 0
 
 
+def run_instructions_all_types(lengths: List[int], n_pairs: int, seed: int) -> int:
+    """``--instructions --all-types``: all four types in process, ours against rouge-score-rs, in instructions.
+
+    The in-process part of the whole-process target (about 2 minutes on 2 cores).
+    """
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind on PATH (Debian: apt-get install valgrind)")
+        return 2
+    print(f"\n## {','.join(ALL_TYPES)} in instructions per pair: {n_pairs} pairs, one steady pass")
+    engines = ("rageval_min", "rouge-score-rs")
+    counts = count_instructions(lengths, n_pairs, seed, engines, ALL_TYPES)
+    print(f"{'words':>6} {'stdlib Ir':>15} {'rs-rs Ir':>15} {'stdlib/rs-rs':>13}")
+    for length in lengths:
+        mine, rs = counts[("rageval_min", length)], counts[("rouge-score-rs", length)]
+        if mine is None or rs is None:
+            print(f"{length:6d} cannot tell (rouge-score-rs missing)")
+            continue
+        print(f"{length:6d} {mine:15,.0f} {rs:15,.0f} {mine / rs:12.2f}x")
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer pairs and lengths")
@@ -533,7 +564,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="the speed-target table in instruction counts, under valgrind (about 8 minutes)",
     )
     ap.add_argument("--ic-pairs", type=int, default=20, help="pairs per length for --instructions")
-    ap.add_argument("--ic-worker", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--ic-worker", nargs=6, help=argparse.SUPPRESS)
     ap.add_argument(
         "--all-types",
         action="store_true",
@@ -546,8 +577,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--rounds", type=int, default=0, help="interleaved rounds for --all-types (default 7, quick 3)")
     args = ap.parse_args(argv)
     if args.ic_worker:
-        engine, spec, counted, n, seed = args.ic_worker
-        return ic_worker(engine, [int(x) for x in spec.split(",")], int(counted), int(n), int(seed))
+        engine, spec, counted, n, seed, types = args.ic_worker
+        return ic_worker(engine, [int(x) for x in spec.split(",")], int(counted), int(n), int(seed), types.split(","))
     n_pairs = 60 if args.quick else 200
     passes = 5 if args.quick else 9
     print(f"# bench_rouge  python {platform.python_version()}  {platform.machine()}")
@@ -560,6 +591,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         except PackageNotFoundError:
             versions.append(f"{dist} NOT INSTALLED")
     print("# " + ", ".join(versions))
+    if args.instructions and args.all_types:
+        return run_instructions_all_types([150, 300], args.ic_pairs, args.seed)
     if args.instructions:
         return run_instructions([100, 200, 300], args.ic_pairs, args.seed)
     rounds = args.rounds or (3 if args.quick else 7)
