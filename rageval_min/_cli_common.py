@@ -19,7 +19,6 @@ __all__ = [
     "add_report_options",
     "check_paths",
     "emit_report",
-    "gold_samples_dir",
     "item_sink",
     "prepare",
     "report_targets",
@@ -308,29 +307,6 @@ def format_value(value: Any) -> str:
             return f"{value:.4g}"
         return f"{value:.4f}".rstrip("0").rstrip(".")
     return str(value)
-
-
-#: Set by ``rageval-min demo --samples DIR``.
-SAMPLES_OVERRIDE: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("rageval_min_samples", default=None)
-
-
-def gold_samples_dir(family: str) -> str:
-    """The ``gold_samples/<family>`` folder used by ``demo``.
-
-    Looked up in ``demo --samples DIR``, then next to the package (a source
-    checkout), then in the current directory.
-    """
-    override = SAMPLES_OVERRIDE.get()
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    candidates = [override] if override else [os.path.join(here, "gold_samples"), "gold_samples"]
-    for base in candidates:
-        path = os.path.join(base, family)
-        if os.path.isdir(path):
-            return path
-    raise ScoringError(
-        f"cannot find gold_samples/{family} (looked in {', '.join(candidates)}); "
-        "run from a source checkout or pass demo --samples DIR"
-    )
 
 
 @contextmanager

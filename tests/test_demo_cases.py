@@ -38,3 +38,8 @@ def test_close_comparison_tolerance():
     assert f('{"a": 1.0000000000001}', '{"a": 1.0}', {"rel_tol": 1e-12})
     assert not f('{"a": 1.001}', '{"a": 1.0}', {"rel_tol": 1e-12})
     assert not f('{"a": 1.0, "b": 2}', '{"a": 1.0}', {})
+
+
+def test_every_family_has_gold_sample_cases():
+    for family in ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge", "compare"):
+        assert _demo.load_cases(SAMPLES, family), family
