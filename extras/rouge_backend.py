@@ -11,9 +11,7 @@ from typing import Any, Callable, Dict, List, Sequence
 from rageval_min.errors import ScoringError
 from rageval_min.rouge import Score, validate_rouge_types
 
-from ._common import importable, package_version
-
-__all__ = ["INSTALL_HINT", "available", "make_scorer", "rouge_score_version"]
+__all__ = ["INSTALL_HINT", "make_scorer"]
 
 INSTALL_HINT = "pip install 'rageval-min[rouge]'"
 
@@ -26,16 +24,6 @@ def _import() -> Any:
             f"the rouge-score backend needs the rouge-score package ({exc}); install it with: {INSTALL_HINT}"
         ) from None
     return rouge_scorer
-
-
-def available() -> bool:
-    """True when rouge-score can be imported."""
-    return importable(_import)
-
-
-def rouge_score_version() -> str:
-    """The installed rouge-score version (``"unknown"`` if it cannot be told)."""
-    return package_version("rouge-score")
 
 
 def make_scorer(
