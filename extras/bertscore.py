@@ -1,7 +1,8 @@
 """BERTScore through ``bert-score`` (``pip install 'rageval-min[bertscore]'``).
 
 :class:`BertScorer` is a :class:`rageval_min.judges.EmbeddingScorer`.  Its
-defaults are MT-RAG's effective settings (``mtrag.md``, metric 3):
+defaults are MT-RAG's effective settings (``IBM/mt-rag-benchmark@cc5b1d4:scripts/evaluation/``,
+see ``docs/mtrag.md``):
 ``microsoft/deberta-xlarge-mnli``, layer 40, idf off, baseline rescaling
 (``lang="en"``), slow tokenizer, inputs ``.strip()``-ped, each reference
 wrapped as ``[[reference]]`` and every pair scored in its own call (MT-RAG

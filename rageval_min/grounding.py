@@ -1,9 +1,9 @@
 """Grounding gate: answered precision, citation hit rate, refusals and recall@k.
 
-Reference: the ``score_eval`` scorer of WFGY ProblemMap
-(``onestardao/WFGY`` @ ``25aaa9d``, page ``ProblemMap/eval/eval_rag_precision_recall.md``,
-MIT).  The default behaviour reproduces it bit for bit, quirks included; the
-spec is ``shared/specs/grounding.md``.
+Reference: the ``score_eval`` scorer of WFGY ProblemMap,
+``onestardao/WFGY@25aaa9d:ProblemMap/eval/eval_rag_precision_recall.md`` (MIT).
+The default behaviour reproduces it bit for bit, quirks included; the rules are
+written down below and in ``docs/grounding.md``.
 
 Inputs are a *gold* file (``qid``, ``answerable``, ``gold_claim_substr``,
 ``gold_citations``) and a *trace* file (``qid`` or ``q_id``, ``retrieved_ids``,
