@@ -188,7 +188,13 @@ _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")  # `$` also matches before a final "\n
 
 # CJK Unified Ideographs (+ Extension A, B..G, compatibility), Hiragana, Katakana.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U0003134f"
-_UNI_TOKEN = re.compile("[" + _CJK + "]|[^\\W_" + _CJK + "]+")
+
+
+@lru_cache(maxsize=1)
+def _uni_token() -> "re.Pattern[str]":
+    """The unicode tokenizer's pattern, compiled on first use (about 3 ms: not at every start)."""
+    return re.compile("[" + _CJK + "]|[^\\W_" + _CJK + "]+")
+
 
 _STEM_CACHE_MAX = 1 << 17
 
@@ -241,7 +247,7 @@ def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
         if "" in out:
             out = [t for t in out if t]
         return out
-    toks = _UNI_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+    toks = _uni_token().findall(unicodedata.normalize("NFKC", text).casefold())
     if not stem:
         return toks
     return [(_STEMS[t] or t) if t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
@@ -283,7 +289,7 @@ def tokenize(
         toks = _REF_TOKEN.findall(text.lower())
         stemmed = [stemmer(t) if len(t) > 3 else t for t in toks]
         return [t for t in stemmed if _VALID_TOKEN.match(t)]
-    toks = _UNI_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+    toks = _uni_token().findall(unicodedata.normalize("NFKC", text).casefold())
     return [stemmer(t) if len(t) > 3 and t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
 
 
