@@ -1782,6 +1782,7 @@ class SafeAccumulator(Accumulator):
         self.first: Dict[str, Optional[int]] = {}
         self.metrics: Dict[str, List[str]] = {}
         self.values: Dict[str, Dict[str, List[Number]]] = {}
+        self.rated: Dict[str, int] = {}
         self.f1s: Dict[str, List[Optional[Number]]] = {}
 
     def _f1_key(self) -> str:
@@ -1796,6 +1797,7 @@ class SafeAccumulator(Accumulator):
                 self.first[side] = None
                 self.metrics[side] = []
                 self.values[side] = {}
+                self.rated[side] = 0
                 self.f1s[side] = []
         self.n += 1
         for side in self.sides:
@@ -1806,14 +1808,12 @@ class SafeAccumulator(Accumulator):
                 self.first[side] = int(item["prompt"])
                 prefix = f"{side}."
                 self.metrics[side] = [k[len(prefix) :] for k in item if k.startswith(prefix)]
-                self.values[side] = {m: [] for m in self.metrics[side]}
-            for metric in self.metrics[side]:
-                key = f"{side}.{metric}"
-                if key not in item:
-                    raise ScoringError(
-                        f"metric {metric!r} of prompt 0 is missing here", record=f"prompt {item['prompt']}"
-                    )
-                self.values[side][metric].append(item[key])
+            self.rated[side] = self.rated.get(side, 0) + 1
+            # every metric of every rated prompt, in order: whether this side is aggregated (prompt 0
+            # rated) and which metrics count (prompt 0's) is known only when the parts are merged
+            for key, value in item.items():
+                if key.startswith(f"{side}."):
+                    self.values[side].setdefault(key[len(side) + 1 :], []).append(value)
 
     def _data(self) -> Dict[str, Any]:
         return {
@@ -1821,6 +1821,7 @@ class SafeAccumulator(Accumulator):
             "sides": self.sides,
             "first": self.first,
             "metrics": self.metrics,
+            "rated": self.rated,
             "values": self.values,
             "f1s": self.f1s,
         }
@@ -1830,6 +1831,7 @@ class SafeAccumulator(Accumulator):
         self.sides = list(data["sides"])
         self.first = dict(data["first"])
         self.metrics = {k: list(v) for k, v in data["metrics"].items()}
+        self.rated = {k: int(v) for k, v in data["rated"].items()}
         self.values = {k: {m: list(x) for m, x in v.items()} for k, v in data["values"].items()}
         self.f1s = {k: list(v) for k, v in data["f1s"].items()}
 
@@ -1843,16 +1845,14 @@ class SafeAccumulator(Accumulator):
         self.n += other.n
         for side in self.sides:
             self.f1s[side].extend(other.f1s.get(side, []))
+            if other.first.get(side) is None:
+                continue
             if self.first[side] is None:
-                self.first[side] = other.first.get(side)
+                self.first[side] = other.first[side]
                 self.metrics[side] = list(other.metrics.get(side, []))
-                self.values[side] = {m: list(v) for m, v in other.values.get(side, {}).items()}
-            else:
-                for metric in self.metrics[side]:
-                    theirs = other.values.get(side, {})
-                    if other.first.get(side) is not None and metric not in theirs:
-                        raise ScoringError(f"metric {metric!r} of prompt 0 is missing in a later part")
-                    self.values[side][metric].extend(theirs.get(metric, []))
+            self.rated[side] = self.rated.get(side, 0) + other.rated.get(side, 0)
+            for metric, values in other.values.get(side, {}).items():
+                self.values[side].setdefault(metric, []).extend(values)
 
     def _aggregated(self) -> List[str]:
         all_rated = "aggregate_all_rated" in self.params["variants"]
@@ -1863,7 +1863,9 @@ class SafeAccumulator(Accumulator):
         added: Dict[str, float] = {}
         for side in self._aggregated():
             for metric in self.metrics[side]:
-                values = self.values[side][metric]
+                values = self.values[side].get(metric, [])
+                if len(values) != self.rated.get(side, 0):  # run_eval: a KeyError
+                    raise ScoringError(f"metric {metric!r} of prompt {self.first[side]} is missing in a rated prompt")
                 added[f"{side}_avg_{metric}"] = np_mean(values)
                 added[f"{side}_std_{metric}"] = np_std(values)
         return added
