@@ -150,3 +150,29 @@ def test_parsers():
         jf.parse_relevance("[Relevant]")
     assert info.value.fallback is True
     assert jf.parse_relevance("[Not Foo] and [Foo]") is False
+
+
+def test_records_and_report_options_and_merge(server, tmp_path):
+    inp = tmp_path / "responses.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
+    judged, report, items, state = (str(tmp_path / n) for n in ("j.jsonl", "r.json", "i.jsonl", "s.json"))
+    base = ["factuality", "judge", "--input", str(inp), "--judge", server.base_url, "--judge-model", "scripted"]
+    # a gate on no metric is refused before any judge call
+    r = run_cli(base + ["--records", judged, "--gate", "nope>=1"])
+    assert r.code == 2 and "nope" in r.err and server.requests == []
+    r = run_cli(
+        base + ["--records", judged, "--output", f"json:{report}", "--per-item", items, "--emit-partial", state]
+    )
+    assert r.code == 0, r.err
+    rep = json.loads(open(report, encoding="utf-8").read())
+    assert rep["result"]["output"] == judged and rep["result"]["responses"] == 2
+    with open(items, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    with open(judged, encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh]
+    assert rows == [{k: v for k, v in line.items() if k != "facts"} for line in lines]
+    merged = run_cli(["merge", state, "--format", "json"])
+    assert merged.code == 0 and json.loads(merged.out)["result"] == rep["result"]
+    # the judged file is --records; --output is the report
+    r = run_cli(base + ["--output", judged])
+    assert r.code == 2 and "--records" in r.err
