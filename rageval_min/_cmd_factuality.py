@@ -97,9 +97,14 @@ def _add_boot_options(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+#: The formats that do not show the bootstrap interval (data streams and run_eval's own document).
+_NO_CI_FORMATS = ("jsonl", "safe")
+
+
 def _ci_needed(args: argparse.Namespace) -> bool:
-    """The bootstrap runs only when a report format shows it or a gate reads it."""
-    if any(t.fmt in ("json", "text", "markdown") for t in report_targets(args)):
+    """The bootstrap runs only when a report format shows it (every report format: json, text,
+    markdown, junit's properties, html) or a gate reads it."""
+    if any(t.fmt not in _NO_CI_FORMATS for t in report_targets(args)):
         return True
     return any("_ci_" in g for g in getattr(args, "gate", None) or [])
 

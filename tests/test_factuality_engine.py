@@ -246,3 +246,11 @@ def test_judge_counts_merge_exactly():
         accumulator_from_state(json.loads(json.dumps(b.to_state())))
     )
     assert merged.finalize() == acc.finalize()
+
+
+def test_every_report_format_shows_the_bootstrap_interval(tmp_path):
+    argv = ["factuality", "f1k", "--input", os.path.join(GOLD, "counts.jsonl"), "--max-claims", "64"]
+    j = json.loads(run_cli(argv + ["--format", "json"]).out)["result"]
+    junit = run_cli(argv + ["--format", "junit"]).out
+    assert f'name="metric:f1_mean_ci_low" value="{j["f1_mean_ci_low"]:.6g}"' in junit
+    assert "f1_mean_ci_low" in run_cli(argv + ["--format", "html"]).out
