@@ -1,7 +1,7 @@
 """Factuality kernels: wall time of the stdlib emulations (not a unit test).
 
 Times the numpy-pairwise mean/std emulation, Spearman/Pearson with p-values,
-the bootstrap CI and the f1k command on generated data.
+the bootstrap CI and the f1k command on generated data (also with ``--jobs 4``).
 
     python bench/bench_factuality.py --n 100000
 """
@@ -55,6 +55,16 @@ def run(n: int, boot: int) -> None:
                 ["factuality", "f1k", "--input", path, "--bootstrap", "200", "--format", "json"], stdout=out, stderr=out
             ),
         )
+        # --jobs: the same bytes; per-line F1@K is cheap, so the pool mostly shows its overhead here
+        texts = {}
+        for jobs in ("1", "4"):
+            buf = io.StringIO()
+            timed(
+                f"factuality f1k CLI (JSONL), {n} lines, --jobs {jobs}",
+                lambda: main(["factuality", "f1k", "--input", path, "--jobs", jobs], stdout=buf, stderr=buf),
+            )
+            texts[jobs] = buf.getvalue()
+        print(f"{'--jobs 1 and --jobs 4 give the same bytes':45s} {texts['1'] == texts['4']}")
         tracemalloc.start()
         F.f1k_file(path, bootstrap=0, on_item=lambda row: None)
         peak = tracemalloc.get_traced_memory()[1]
