@@ -173,7 +173,6 @@ ALGORITHMIC_METRICS = (
 #: Metrics that IDK conditioning applies to, in the reference's order.
 CONDITIONED_METRICS = ("RL_F", "RB_llm", "RB_agg")
 
-_PUNCT_TABLE = {ord(ch): None for ch in string.punctuation}
 _PUNCT_BYTES = string.punctuation.encode("ascii")
 _ARTICLE_WORDS = frozenset(("a", "an", "the"))
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
