@@ -14,6 +14,11 @@ The family follows the contract of ``docs/adding-a-family.md``: per scoring
 command (``f1k``, ``safe``, ``factscore``, ``veriscore``, ``correlate``) an item
 scorer (``<command>_item``), a registered accumulator with exact merges and a
 file-level function (``<command>_file``); the CLI lives in ``_cmd_factuality.py``.
+The per-item work goes through :func:`~rageval_min._parallel.accumulate_items`
+(``--jobs``, ``--engine dask``; every output byte-identical), the file-level
+functions end with :func:`~rageval_min._contract.finish` (``--emit-partial``),
+and :data:`REPORT_FORMATS` renders the family's own formats (``jsonl``,
+``safe``) for the CLI and ``rageval-min merge``.
 Accumulators keep, in input order, the values that numpy's pairwise sums,
 Python's sequential sums, ranks and the bootstrap need (their state grows with
 the input: 8 bytes per scored line for ``f1k``), and integer counts otherwise.
