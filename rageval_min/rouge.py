@@ -612,7 +612,7 @@ def _packed_union(
         shift += width
     frm = int.from_bytes
     joined = list(map(b"".join, zip(*seqs)))  # per step, the match rows of every block
-    col_m = list(map(frm, joined, repeat("little")))
+    col_m = [frm(j, "little") for j in joined]
     m_flipped = b"".join(joined).translate(_REV_BYTE)  # bit-reversed, read like `flipped` below
     copies = 0
     for b in range(n_blocks):
@@ -854,7 +854,7 @@ def validate_rouge_types(rouge_types: Iterable[str]) -> List[str]:
     return list(names)
 
 
-def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Hashable]]:
+def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Any]]:
     """rougeLsum's sentences: the tokens of each line of ``text.split("\\n")``, token-less ones dropped.
 
     (A sentence without tokens adds nothing to a rougeLsum score.)  With the
@@ -868,7 +868,7 @@ def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Hashable]]:
     if not stem:
         return [toks for toks in map(bytes.split, lines) if toks]
     get = _STEMS.__getitem__
-    out: List[List[Hashable]] = []
+    out: List[List[Any]] = []
     for line in lines:
         toks = list(map(get, line.decode("ascii").split()))
         if "" in toks:
@@ -920,10 +920,10 @@ def score(
         raise ScoringError(f"expected a string, got {type(prediction).__name__}", field="prediction")
     lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
-    t_tok: Optional[List[Hashable]] = None
-    p_tok: Optional[List[Hashable]] = None
-    t_sents: Optional[List[List[Hashable]]] = None
-    p_sents: Optional[List[List[Hashable]]] = None
+    t_tok: Optional[List[Any]] = None
+    p_tok: Optional[List[Any]] = None
+    t_sents: Optional[List[List[Any]]] = None
+    p_sents: Optional[List[List[Any]]] = None
     p_count: Optional["Counter[Hashable]"] = None
     unigrams: Optional[Tuple["Counter[Hashable]", "Counter[Hashable]"]] = None
     lay: Optional[_Layout] = None
