@@ -51,6 +51,7 @@ __all__ = [
     "accumulator_from_state",
     "emit_states_to",
     "finish",
+    "partial_requested",
     "item_row_json",
     "register_accumulator",
 ]
@@ -243,6 +244,11 @@ def finish(acc: Accumulator) -> Report:
     if sink is not None:
         sink(acc.to_state())
     return report
+
+
+def partial_requested() -> bool:
+    """True when the running command was asked for ``--emit-partial`` (its state must be mergeable)."""
+    return _STATE_SINK.get() is not None
 
 
 @contextmanager

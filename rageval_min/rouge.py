@@ -71,6 +71,7 @@ Score(precision=0.8333333333333334, recall=0.8333333333333334, fmeasure=0.833333
 {'rougeL': Score(precision=0, recall=0, fmeasure=0), 'rouge2': Score(precision=0.0, recall=0.0, fmeasure=0.0)}
 """
 
+import functools
 import re
 import unicodedata
 from array import array
@@ -84,6 +85,7 @@ from typing import (
     Dict,
     Hashable,
     Iterable,
+    Iterator,
     List,
     Mapping,
     NamedTuple,
@@ -94,8 +96,9 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
 from ._io import Problems, iter_records
+from ._parallel import accumulate_items
 from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
@@ -1282,6 +1285,37 @@ def _fast_row(
     return row
 
 
+@lru_cache(maxsize=8)
+def _scorer(rouge_types: Tuple[str, ...], use_stemmer: bool, tokenizer: str, backend: str) -> ScoreFn:
+    """The backend's scoring function, built once per process (worker processes build their own)."""
+    return make_scorer(rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer, backend=backend)[0]
+
+
+def _record_item(
+    task: Tuple[Any, ...], *, rouge_types: Tuple[str, ...], use_stemmer: bool, tokenizer: str, backend: str
+) -> Tuple[Optional[ItemRow], Optional[Tuple[Any, ...]]]:
+    """One step of :func:`score_file` (picklable): ``(row, None)``, or ``(None, problem)`` in input order."""
+    if task[0] == "reader":
+        return None, task
+    _, line, rec = task
+    try:
+        targets, prediction = check_record(rec)
+    except ScoringError as exc:
+        return None, ("check", exc.msg, line, exc.field)
+    try:
+        scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
+    except ScoringError as exc:
+        return None, ("score", exc.msg, line, exc.field)
+    return _fast_row(rec, line, scores, _row_spec(rouge_types)), None
+
+
+class _NoAdd:
+    """An accumulator stand-in for :func:`accumulate_items`: score_file adds the rows itself."""
+
+    def add(self, row: ItemRow) -> None:
+        pass
+
+
 def score_item(
     record: Mapping[str, Any],
     *,
@@ -1476,36 +1510,52 @@ def score_file(
     if isinstance(rouge_types, str):
         raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
     names = validate_rouge_types(rouge_types)
-    fn, label = make_scorer(names, use_stemmer=use_stemmer, tokenizer=tokenizer, backend=backend)
+    _, label = make_scorer(names, use_stemmer=use_stemmer, tokenizer=tokenizer, backend=backend)
+    # A state --emit-partial writes must keep its values to merge exactly as a later shard.
     acc = RougeAccumulator(
-        rouge_types=names, use_stemmer=use_stemmer, tokenizer=tokenizer, backend=label, keep_values=False
+        rouge_types=names,
+        use_stemmer=use_stemmer,
+        tokenizer=tokenizer,
+        backend=label,
+        keep_values=partial_requested(),
     )
-    spec = _row_spec(tuple(names))
     problems = Problems()
-    try:
-        for line, rec in iter_records(path):
-            try:
-                targets, prediction = check_record(rec)
-            except ScoringError as exc:
-                problems.add(exc.msg, path=path, line=line, field=exc.field)
-            if problems:
-                if problems.full:
-                    break
-                continue
-            try:
-                scores = fn(targets, prediction)
-            except ScoringError as exc:
-                problems.add(exc.msg, path=path, line=line, field=exc.field)
-                continue
-            row = _fast_row(rec, line, scores, spec)
+    item = functools.partial(
+        _record_item, rouge_types=tuple(names), use_stemmer=use_stemmer, tokenizer=tokenizer, backend=backend
+    )
+
+    def records() -> Iterator[Tuple[Any, ...]]:
+        try:
+            for line, rec in iter_records(path):
+                yield ("record", line, rec)
+        except ScoringError as exc:  # the reader's own problems (bad JSON, not an object, ...)
+            yield ("reader", exc)
+
+    def outcome(extra: Tuple[Any, ...]) -> None:
+        # Problems are handled here, in input order, exactly as one pass does: after the first
+        # problem, records are still checked but no longer scored, and reading stops at the limit.
+        kind = extra[0]
+        if kind == "reader":
+            if not problems:
+                raise extra[1]
+            problems.add_error(extra[1])
+        elif kind == "check" or (kind == "score" and not problems):
+            problems.add(extra[1], path=path, line=extra[2], field=extra[3])
+        if problems.full:
+            problems.raise_if_any()
+
+    def collect(row: ItemRow) -> None:
+        if not problems:
             if on_item is not None:
                 on_item(row)
             acc.add(row)
-    except ScoringError as exc:  # the reader's own problems (bad JSON, not an object, ...)
-        if not problems:
-            raise
-        problems.add_error(exc)
+
+    accumulate_items(_NoAdd(), item, records(), on_item=collect, on_result=outcome)
     problems.raise_if_any()
     if not acc.count:
         raise ScoringError("holds no records to score", path=path)
-    return acc.finalize()
+    return finish(acc)
+
+
+#: rouge has no reference-specific report format (the per-pair lines are not a report).
+REPORT_FORMATS: Dict[str, Any] = {}
