@@ -1,10 +1,8 @@
 """Helpers shared by the extras."""
 
-from typing import Callable
-
 from rageval_min.errors import ScoringError
 
-__all__ = ["importable", "missing_extra", "package_version"]
+__all__ = ["missing_extra", "package_version"]
 
 
 def missing_extra(package: str, pip_command: str) -> ScoringError:
@@ -20,12 +18,3 @@ def package_version(dist: str) -> str:
         return version(dist)
     except Exception:  # metadata missing in odd installs
         return "unknown"
-
-
-def importable(load: Callable[[], object]) -> bool:
-    """True when ``load`` (an adapter's importer) succeeds, False when it raises ScoringError."""
-    try:
-        load()
-    except ScoringError:
-        return False
-    return True

@@ -31,9 +31,9 @@ from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Set, Tuple
 from rageval_min.errors import ScoringError
 from rageval_min.rouge import lcs_length as _stdlib_lcs_length
 
-from ._common import importable, missing_extra, package_version
+from ._common import missing_extra, package_version
 
-__all__ = ["INSTALL_HINT", "VOCAB_MAX", "available", "check_backend", "lcs_length", "rapidfuzz_version"]
+__all__ = ["INSTALL_HINT", "VOCAB_MAX", "check_backend", "lcs_length", "rapidfuzz_version"]
 
 INSTALL_HINT = "pip install 'rageval-min[fast]'"
 
@@ -53,11 +53,6 @@ def _import() -> Any:
     except ImportError:
         raise missing_extra("rapidfuzz", INSTALL_HINT) from None
     return LCSseq
-
-
-def available() -> bool:
-    """True when rapidfuzz can be imported."""
-    return importable(_import)
 
 
 def rapidfuzz_version() -> str:

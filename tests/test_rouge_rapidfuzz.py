@@ -193,15 +193,3 @@ def test_mtrag_algorithmic_backend_writes_the_same_records(rf: Any, tmp_path: An
     assert a["result"].pop("output") == str(plain) and b["result"].pop("output") == str(fast)
     assert a["result"] == b["result"]
     assert b["signature"] == a["signature"] + f"|backend=rapidfuzz-{rf.rapidfuzz_version()}"
-
-
-def test_available_follows_the_importer(rf: Any, monkeypatch: Any) -> None:
-    from rageval_min.errors import ScoringError
-
-    assert rf.available() is True
-
-    def missing() -> None:
-        raise ScoringError("no rapidfuzz")
-
-    monkeypatch.setattr(rf, "_import", missing)
-    assert rf.available() is False
