@@ -23,7 +23,7 @@ field over the rows where it is not null equals the reported value (within
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._stats_paired import bootstrap_delta_interval, wilson_interval
+from ._stats import bootstrap_delta_interval, wilson_interval
 
 __all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "compute_intervals"]
 

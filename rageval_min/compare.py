@@ -41,7 +41,7 @@ import math
 import random
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import _stats_paired as _stats
+from . import _stats
 from ._io import iter_jsonl
 from ._report import Report
 from ._signature import make_signature

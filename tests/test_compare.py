@@ -8,7 +8,7 @@ import random
 import pytest
 from conftest import ROOT, need, run_cli
 
-from rageval_min import _stats_paired as st
+from rageval_min import _stats as st
 from rageval_min import compare
 
 GOLD = os.path.join(ROOT, "gold_samples", "grounding", "gold.jsonl")
