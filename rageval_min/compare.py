@@ -105,15 +105,19 @@ def _is_number(v: Any) -> bool:
 
 
 def _numeric_fields(side: ItemRows, key: str) -> Dict[str, bool]:
-    """field -> True when every non-null value is a number (bools count as 0/1)."""
-    out: Dict[str, bool] = {}
+    """field -> True when every non-null value is a number (bools count as 0/1) and there is one.
+
+    A field that is null in every row (a metric that does not apply to this run) is not numeric.
+    """
+    ok: Dict[str, bool] = {}
+    seen: Dict[str, bool] = {}
     for rec in side.rows.values():
         for name, v in rec.items():
             if name == key:
                 continue
-            ok = v is None or isinstance(v, (bool, int, float))
-            out[name] = out.get(name, True) and ok
-    return out
+            ok[name] = ok.get(name, True) and (v is None or isinstance(v, (bool, int, float)))
+            seen[name] = seen.get(name, False) or v is not None
+    return {name: ok[name] and seen[name] for name in ok}
 
 
 def _kind(values: Iterable[Any]) -> str:

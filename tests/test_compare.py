@@ -290,3 +290,38 @@ def test_api_compare_files(tmp_path):
     b, c = _pair_files(tmp_path, [{"id": 1, "x": 0.5}, {"id": 2, "x": 1.5}], [{"id": 1, "x": 1.0}, {"id": 2, "x": 2.5}])
     rep = compare.compare_files(b, c, key="id", resamples=50)
     assert rep.metrics["x.delta"] == 0.75 and math.isfinite(rep.result["metrics"]["x"]["p_value"])
+
+
+def _contract_cases():
+    folder = os.path.join(ROOT, "tests", "contract_cases")
+    out = []
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            out.extend(json.load(fh))
+    return out
+
+
+@pytest.mark.parametrize("case", _contract_cases(), ids=lambda c: c["id"])
+def test_compare_reads_every_family_item_rows(case, tmp_path):
+    """The per-item output of every scoring command compares (itself against itself: every delta 0),
+    with the family's directions and its aggregates recomputed through its accumulator."""
+    g = "gold_samples/"
+    argv = [a.replace(g, os.path.join(ROOT, g)) if g in a else a for a in case["argv"]]
+    items = tmp_path / "items.jsonl"
+    r = run_cli(argv + ["--per-item", str(items), "--output", str(tmp_path / "r.json")])
+    assert r.code in (0, 1), r.err
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    key = next(iter(rows[0]))
+    if len({json.dumps(row[key]) for row in rows}) != len(rows):
+        pytest.skip(f"the natural key {key!r} repeats in this sample (several runs in one file)")
+    argv = ["compare", "--baseline", str(items), "--candidate", str(items), "--key", key, "--resamples", "20"]
+    argv += ["--family", f"{case['family']}:{case['command']}"]
+    for name, value in case["params"].items():
+        argv += ["--param", f"{name}={json.dumps(value)}"]
+    r = run_cli(argv + ["--min-n", "1", "--fail-on-regression"])
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["result"]["paired"] == len(rows)
+    assert out["result"]["metrics"], "nothing was compared"
+    for name, m in out["result"]["metrics"].items():
+        assert m["delta"] in (0, None), name
