@@ -623,7 +623,8 @@ def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     n_family = len(list(report.family_gates))
     for i, o in enumerate(gates):
         cls, text = _status(o.passed)
-        source = "reference" if i < n_family else "--gate"
+        own = "--fail-on-regression" if report.family == "compare" else "reference"
+        source = own if i < n_family else "--gate"
         rows.append(
             [
                 f"<code>{esc(o.text)}</code>",
