@@ -281,6 +281,24 @@ def _pairwise(c: _Ctx) -> str:
                 "a pair is consistent when the judge's verdicts agree after swapping the answer order",
             )
         )
+    per_model = c.result.get("per_model_consistency")
+    if isinstance(per_model, Mapping):
+        splits = []
+        for model, m in per_model.items():
+            if isinstance(m, Mapping) and is_number(m.get("extracted")) and is_number(m.get("consistent")):
+                ext, con = m["extracted"], m["consistent"]
+                splits.append(
+                    _figure(
+                        stacked_bar(
+                            [("consistent", con, con), ("inconsistent", max(ext - con, 0), None)],
+                            title=f"{model}: swap consistency over {ext} pairs",
+                            rate=m.get("consistency_rate"),
+                            rate_label="consistency_rate",
+                        )
+                    )
+                )
+        if splits:
+            out.append('<div class="figs">' + "".join(splits) + "</div>")
     maps: List[str] = []
     new = c.result.get("new_version")
     if isinstance(new, Mapping):

@@ -65,6 +65,8 @@ CASES: Dict[str, Tuple[str, List[str]]] = {
             "ref",
             "--extra",
             "unparseable_share",
+            "--extra",
+            "per_model_consistency",
         ],
     ),
     "rgb-score": ("rgb", ["rgb", "score", "--input", RGB_FILES[2]]),
@@ -531,3 +533,14 @@ def test_large_distributions_become_histograms() -> None:
     many = dot_plot([(str(i), 0.5) for i in range(MAX_STACK * 4)] + [("x", None)], title="many")
     assert "<circle" not in many and f"{MAX_STACK * 4} values in [0.5, 0.55)" in many
     assert "undefined (not drawn): x" in many
+
+
+def test_pairwise_page_splits_consistency_per_model(tmp_path):
+    out = tmp_path / "p.html"
+    record = os.path.join(ROOT, "gold_samples", "pairwise", "record_fakejudge_2.tsv")
+    argv = ["pairwise", "score", "--record", record, "--nopt", "2", "--refm", "ref"]
+    argv += ["--extra", "per_model_consistency", "--format", "html", "--output", str(out)]
+    assert run_cli(argv).code == 0
+    page = out.read_text(encoding="utf-8")
+    for model in ("m1", "m2", "m3"):
+        assert f"{model}: swap consistency over" in page
