@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Sequence
 
 from . import compare
 from ._cli_common import CliIO, add_report_options, emit_report, prepare
-from ._report import Report, _num
+from ._report import Report, format_number, overall_pass, text_table
 from .errors import ScoringError
 from .gates import GateOutcome
 
@@ -86,7 +86,7 @@ def _params(values: Sequence[str]) -> Dict[str, Any]:
 
 
 def _cell(value: Any) -> str:
-    return "n/a" if value is None else _num(value)
+    return "n/a" if value is None else format_number(value)
 
 
 def _interval(m: Dict[str, Any]) -> str:
@@ -116,8 +116,6 @@ _HEAD = ["metric", "baseline", "candidate", "delta [interval]", "p", "verdict"]
 
 def format_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     """A PR-ready table: one row per metric, then the largest per-item regressions."""
-    from ._report import overall_pass
-
     ok = overall_pass(report, outcomes)
     r = report.result
     lines = [
@@ -150,8 +148,6 @@ def format_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
 
 
 def format_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
-    from ._report import _table, overall_pass
-
     r = report.result
     lines = [
         "rageval-min compare",
@@ -160,7 +156,7 @@ def format_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
         f"(only baseline {r['only_baseline']}, only candidate {r['only_candidate']})",
         "",
     ]
-    lines += _table([_HEAD] + _rows(report))
+    lines += text_table([_HEAD] + _rows(report))
     for g in r["regressions"]:
         lines.append(f"regressed item {g['key']!r}: {g['metric']} {_cell(g['baseline'])} -> {_cell(g['candidate'])}")
     for o in list(report.family_gates) + list(outcomes):

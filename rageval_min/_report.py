@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from .gates import GateOutcome
 
-__all__ = ["FORMATS", "Report", "overall_pass", "render"]
+__all__ = ["FORMATS", "Report", "format_number", "overall_pass", "render", "text_table"]
 
 Number = Union[int, float]
 
@@ -58,7 +58,7 @@ def overall_pass(report: Report, outcomes: Sequence[GateOutcome]) -> bool:
     return all(o.passed is not False for o in list(report.family_gates) + list(outcomes))
 
 
-def _num(value: Any) -> str:
+def format_number(value: Any) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -116,7 +116,7 @@ def render_json(report: Report, outcomes: Sequence[GateOutcome]) -> str:
         return json.dumps(clean, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _table(rows: Sequence[Sequence[str]]) -> List[str]:
+def text_table(rows: Sequence[Sequence[str]]) -> List[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -124,11 +124,13 @@ def _table(rows: Sequence[Sequence[str]]) -> List[str]:
 def render_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     lines = [f"rageval-min {report.family}", f"signature: {report.signature}", ""]
     if report.metrics:
-        lines += _table([("metric", "value")] + [(k, _num(v)) for k, v in report.metrics.items()])
+        lines += text_table([("metric", "value")] + [(k, format_number(v)) for k, v in report.metrics.items()])
     gates = _gate_rows(report, outcomes)
     if gates:
         lines.append("")
-        lines += _table([("gate", "value", "status")] + [(o.text, _num(o.value), _status(o.passed)) for o in gates])
+        lines += text_table(
+            [("gate", "value", "status")] + [(o.text, format_number(o.value), _status(o.passed)) for o in gates]
+        )
     for d in report.diagnostics:
         lines.append(f"note: {d}")
     lines.append("")
@@ -145,12 +147,12 @@ def render_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     lines = [f"### rageval-min {report.family}: {'PASS' if ok else 'FAIL'}", ""]
     if report.metrics:
         lines += ["| metric | value |", "| --- | ---: |"]
-        lines += [f"| {_md_cell(k)} | {_num(v)} |" for k, v in report.metrics.items()]
+        lines += [f"| {_md_cell(k)} | {format_number(v)} |" for k, v in report.metrics.items()]
         lines.append("")
     gates = _gate_rows(report, outcomes)
     if gates:
         lines += ["| gate | value | status |", "| --- | ---: | --- |"]
-        lines += [f"| `{_md_cell(o.text)}` | {_num(o.value)} | {_status(o.passed)} |" for o in gates]
+        lines += [f"| `{_md_cell(o.text)}` | {format_number(o.value)} | {_status(o.passed)} |" for o in gates]
         lines.append("")
     if report.diagnostics:
         lines += [f"- {_md_cell(d)}" for d in report.diagnostics]
@@ -195,7 +197,7 @@ def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     out.append("    <properties>")
     out.append(f'      <property name="signature" value={quoteattr(report.signature)}/>')
     for name, value in report.metrics.items():
-        out.append(f"      <property name={quoteattr('metric:' + name)} value={quoteattr(_num(value))}/>")
+        out.append(f"      <property name={quoteattr('metric:' + name)} value={quoteattr(format_number(value))}/>")
     out.append("    </properties>")
     if not gates:
         out.append(f'    <testcase classname={quoteattr(suite)} name="evaluation"/>')
@@ -208,7 +210,7 @@ def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
             out.append('      <skipped message="not evaluated: an earlier reference gate failed"/>')
             out.append("    </testcase>")
         else:
-            msg = f"{o.name} = {_num(o.value)}, required {o.op} {_num(o.threshold)}"
+            msg = f"{o.name} = {format_number(o.value)}, required {o.op} {format_number(o.threshold)}"
             out.append(head + ">")
             out.append(f"      <failure message={quoteattr(msg)}>{escape(msg)}</failure>")
             out.append("    </testcase>")
