@@ -12,6 +12,7 @@ import re
 import sys
 
 import pytest
+from conftest import need
 
 from rageval_min import factuality as F
 from rageval_min.errors import ScoringError
@@ -645,7 +646,7 @@ def test_safe_and_judge_accumulators_merge_exactly():
 
 
 def _scipy():
-    return pytest.importorskip("scipy.stats")
+    return need("scipy.stats", "dev", "the test extra: pip install scipy")
 
 
 def test_spearman_pvalue_large_n_small_rho_against_scipy():
@@ -665,7 +666,7 @@ def test_spearman_pvalue_large_n_small_rho_against_scipy():
 
 def test_spearman_pvalue_complement_is_not_cancelled():
     # 1 - z as t^2/(dof+t^2): z = dof/(dof+t^2) is within an ulp or two of 1 here
-    special = pytest.importorskip("scipy.special")
+    special = need("scipy.special", "dev", "the test extra: pip install scipy")
     from rageval_min._stats import betainc, betainc_complement
 
     for dof, t in ((10**6, 3e-4), (5 * 10**4, 2e-3), (2000, 0.05)):

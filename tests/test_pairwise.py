@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from conftest import DATA
+from conftest import DATA, need
 
 from rageval_min import pairwise as pw
 from rageval_min._xlsx import read_xlsx_rows
@@ -212,7 +212,7 @@ def test_random_mode_follows_numpy_legacy_generator():
 
 
 def test_random_mode_cross_checked_with_numpy_when_available():
-    np = pytest.importorskip("numpy")
+    np = need("numpy", "dev", "the test extra brings numpy")
     for seed in (0, 1, 2680, 4294967295):
         np.random.seed(seed)
         want = [np.random.random() for _ in range(1000)]
@@ -380,7 +380,7 @@ def test_float32_rounding_differs_from_float64_on_ties():
 
 
 def test_float32_tables_cross_checked_with_numpy_when_available():
-    np = pytest.importorskip("numpy")
+    np = need("numpy", "dev", "the test extra brings numpy")
     for tot in range(1, 90, 7):
         for c in range(0, tot + 1, 3):
             for d in range(0, tot + 1 - c, 5):
@@ -401,7 +401,7 @@ def test_numpy_mean_std_emulation_known_values():
 
 
 def test_numpy_mean_std_cross_checked_when_available():
-    np = pytest.importorskip("numpy")
+    np = need("numpy", "dev", "the test extra brings numpy")
     import random
 
     rng = random.Random(7)

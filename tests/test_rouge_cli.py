@@ -3,8 +3,7 @@
 import json
 import os
 
-import pytest
-from conftest import ROOT, run_cli, run_subprocess, run_without_package
+from conftest import ROOT, need, run_cli, run_subprocess, run_without_package
 
 PAIRS = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")
 EXPECTED = os.path.join(ROOT, "gold_samples", "rouge", "expected.jsonl")
@@ -89,7 +88,7 @@ def test_input_errors(tmp_path) -> None:
 
 
 def test_backend_rouge_score_agrees() -> None:
-    pytest.importorskip("rouge_score")
+    need("rouge_score", "rouge")
     r = run_cli(["rouge", "--input", PAIRS, "--backend", "rouge-score"])
     assert (r.code, r.out) == (0, _expected())
     r = run_cli(["rouge", "--input", PAIRS, "--backend", "rouge-score", "--summary", "--use-stemmer"])

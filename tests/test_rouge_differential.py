@@ -8,11 +8,12 @@ without the stemmer: zero mismatches in value or int/float type.
 from typing import Any, List
 
 import pytest
+from conftest import need
 from rouge_textgen import gen_pairs
 
 from rageval_min.rouge import score, score_multi
 
-rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+rouge_scorer = need("rouge_score.rouge_scorer", "rouge")
 
 TYPES = [
     "rouge1",

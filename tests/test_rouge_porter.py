@@ -4,7 +4,7 @@ import os
 import random
 from typing import List
 
-import pytest
+from conftest import need
 from rouge_textgen import gen_words
 
 from rageval_min.porter import porter_stem
@@ -82,7 +82,7 @@ def _vocabulary() -> List[str]:
 
 
 def test_agrees_with_nltk_on_large_vocabulary() -> None:
-    nltk_porter = pytest.importorskip("nltk.stem.porter")
+    nltk_porter = need("nltk.stem.porter", "rouge", "rouge-score brings nltk")
     stemmer = nltk_porter.PorterStemmer()  # default mode: NLTK_EXTENSIONS
     words = _vocabulary()
     assert len(words) > 35000
