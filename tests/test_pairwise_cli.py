@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from conftest import DATA, ROOT, run_cli, run_subprocess
+from conftest import DATA, ROOT, need, run_cli, run_subprocess
 
 from rageval_min import pairwise as pw
 from rageval_min._xlsx import read_xlsx_rows
@@ -389,13 +389,7 @@ def test_tokens_lengths_use_the_extras_adapter(monkeypatch):
 @pytest.mark.parametrize("run", sorted(os.listdir(os.path.join(DATA, "pairwise", "output"))))
 def test_token_lengths_reproduce_the_reference_length_stats(tmp_path, run):
     """cl100k lengths through the tokens extra (bpe-openai, offline) match the shipped CSVs byte for byte."""
-    try:
-        import bpe_openai  # noqa: F401
-        import rageval_min_extras.tokens  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs the tokens extra: pip install '.[tokens]'")
-        pytest.skip("the tokens extra (bpe-openai) is not installed")
+    need("bpe_openai", "tokens")
     d = os.path.join(DATA, "pairwise", "output", run)
     record = next(os.path.join(d, f) for f in os.listdir(d) if f.startswith("record_"))
     out = tmp_path / "out"

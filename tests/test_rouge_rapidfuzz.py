@@ -7,7 +7,7 @@ import threading
 from typing import Any, List
 
 import pytest
-from conftest import ROOT, run_cli, run_without_package
+from conftest import ROOT, need, run_cli, run_without_package
 from rouge_textgen import gen_pairs
 
 from rageval_min import rouge
@@ -20,12 +20,7 @@ PAIRS = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")
 @pytest.fixture
 def rf() -> Any:
     """``rageval_min_extras.rapidfuzz_lcs`` with a fresh vocabulary (rapidfuzz required in CI)."""
-    try:
-        import rapidfuzz  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs the fast extra: pip install '.[fast]'")
-        pytest.skip("the fast extra (rapidfuzz) is not installed")
+    need("rapidfuzz", "fast")
     mod = load_extra("fast")
     mod.check_backend()
     mod._reset_for_tests()
