@@ -49,3 +49,63 @@ def test_api_doc_examples_run():
     finally:
         os.chdir(cwd)
     assert result.attempted > 0 and result.failed == 0
+
+
+def _readme_commands():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    commands = []
+    for block in blocks:
+        joined = block.replace("\\\n", " ")
+        for line in joined.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("rageval-min ") and " demo" not in line:
+                commands.append(line)
+    return commands
+
+
+def test_readme_examples_do_what_they_say(tmp_path):
+    """The README's commands, run on the gold samples, exit as their comments and text say."""
+    import shlex
+    import shutil
+
+    from conftest import run_cli
+
+    g = os.path.join(ROOT, "gold_samples")
+    shutil.copy(os.path.join(g, "grounding", "gold.jsonl"), tmp_path / "gold.jsonl")
+    shutil.copy(os.path.join(g, "grounding", "trace.jsonl"), tmp_path / "trace.jsonl")
+    shutil.copy(os.path.join(g, "grounding", "trace.jsonl"), tmp_path / "main.jsonl")
+    shutil.copy(os.path.join(g, "grounding", "trace.jsonl"), tmp_path / "pr.jsonl")
+    shutil.copy(os.path.join(g, "rouge", "pairs.jsonl"), tmp_path / "pairs.jsonl")
+    commands = _readme_commands()
+    assert len(commands) >= 5, commands
+    expected = {
+        # the CI gate example: precision 0.6667 on the sample fails >= 0.8 (exit 1, named on stderr)
+        "grounding --gold gold.jsonl --trace trace.jsonl --gate": 1,
+        "rouge --input pairs.jsonl": 0,
+        "grounding --gold gold.jsonl --trace main.jsonl": 0,
+        "grounding --gold gold.jsonl --trace pr.jsonl": 0,
+        # five paired rows are fewer than --min-n 10: significance cannot pass, as the README says
+        "compare --baseline": 1,
+    }
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for line in commands:
+            argv = shlex.split(line)[1:]
+            want = next(code for head, code in expected.items() if " ".join(argv).startswith(head))
+            r = run_cli(argv)
+            assert r.code == want, (line, r.err)
+            if want == 1 and argv[0] == "grounding":
+                assert r.err.startswith("gate precision>=0.8 failed: 0.6667")
+            if argv[0] == "compare":
+                assert "insufficient data" in r.err
+        # the text under the example: with --gate "precision>=0.5" the sample passes
+        argv = ["grounding", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--gate", "precision>=0.5"]
+        assert run_cli(argv).code == 0
+        assert run_cli(["grounding", "--gold", "gold.jsonl", "--trace", "trace.jsonl"]).code == 1
+        for name in ("rouge.json", "summary.md", "rouge.xml", "rouge-items.jsonl", "base.jsonl", "cand.jsonl"):
+            assert (tmp_path / name).exists(), name
+    finally:
+        os.chdir(cwd)
