@@ -17,12 +17,16 @@ __all__ = [
     "add_per_item_option",
     "add_records_option",
     "add_report_options",
+    "apply_gate_rule",
     "check_paths",
     "emit_report",
+    "execution",
+    "format_value",
     "item_sink",
     "prepare",
     "report_targets",
     "selected_variants",
+    "stream_output_path",
 ]
 
 
@@ -41,7 +45,9 @@ def add_report_options(
     default_format: str = "json",
     per_item: bool = False,
 ) -> None:
-    """Add ``--format``, ``--output``, ``--gate``, ``--per-item`` (scoring commands) and ``--variant``.
+    """Add ``--format``, ``--output``, ``--gate``, ``--variant`` and, for scoring commands
+    (``per_item=True``), ``--per-item``, ``--jobs``, ``--emit-partial``, ``--engine``,
+    ``--scheduler`` and ``--intervals``.
 
     ``--output [FORMAT:]PATH`` is repeatable, so one run can write JSON,
     Markdown and JUnit without scoring twice; ``-`` is stdout.
