@@ -217,10 +217,11 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def check_paths(args: argparse.Namespace, inputs: Sequence[Optional[str]] = ()) -> None:
-    """Refuse (exit 2) an output that names an input, the judge cache, or another output.
+    """Refuse (exit 2) an output that names an input, the judge cache, or another output,
+    or whose directory does not exist.
 
     Compared with :func:`os.path.samefile`, so links and relative paths are
-    caught; nothing has been written when this raises.
+    caught; nothing has been written (and no judge call made) when this raises.
     """
     outputs = [(f"--output {t.path}", t.path) for t in report_targets(args) if t.path]
     for name in OUTPUT_OPTIONS:
@@ -232,6 +233,8 @@ def check_paths(args: argparse.Namespace, inputs: Sequence[Optional[str]] = ()) 
     if cache:
         protected.append((f"the judge cache {cache}", cache))
     for i, (label, path) in enumerate(outputs):
+        if not os.path.isdir(os.path.dirname(os.path.realpath(path))):
+            raise ScoringError("cannot write: the directory does not exist", path=path)
         for other, opath in protected + outputs[:i]:
             if _same_file(path, opath):
                 raise ScoringError(f"{label} names the same file as {other}; refusing to overwrite it")

@@ -21,7 +21,6 @@ from ._cli_common import (
     emit_report,
     item_sink,
     prepare,
-    report_targets,
     selected_variants,
     stream_output_path,
 )
@@ -411,15 +410,6 @@ def _write_jsonl(path: str, rows: List[Dict[str, Any]]) -> None:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _check_output_folders(paths: Sequence[Optional[str]]) -> None:
-    """Refuse an output whose folder does not exist before any (paid) judge call."""
-    for path in paths:
-        if path and path != "-":
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise ScoringError(f"the folder {folder} does not exist", path=path)
-
-
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     gates = prepare(args, inputs=[args.input] + list(args.judge_template or []))
     template_path = _one_template(args.judge_template)
@@ -430,7 +420,6 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     comps, diags = _comparisons(args, variants)
     names = pairwise.possible_metric_names(comps, refm=args.refm, extras=extras)
     check_gate_names(gates, names + list(judges.JudgeStats().as_metrics()))
-    _check_output_folders([args.records, args.per_item, args.emit_partial] + [t.path for t in report_targets(args)])
     prompts: List[Tuple[int, str]] = [
         (i, pairwise.render_prompt(c, nopt=args.nopt, template=template))
         for i, c in enumerate(comps)

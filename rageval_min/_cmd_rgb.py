@@ -11,8 +11,6 @@ prediction files into the four abilities.
 
 import argparse
 import json
-import math
-import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import _cli_judge, judges, rgb
@@ -23,7 +21,6 @@ from ._cli_common import (
     emit_report,
     item_sink,
     prepare,
-    report_targets,
     selected_variants,
     stream_output_path,
 )
@@ -325,9 +322,6 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     names = rgb.JudgeAccumulator.metric_names(judged=args.judged) + list(judges.JudgeStats().as_metrics())
     check_gate_names(gates, names)
     _check_noise_option(args)
-    if not math.isfinite(args.judge_timeout):
-        raise ScoringError(f"must be a finite number of seconds, got {args.judge_timeout}", field="--judge-timeout")
-    _check_output_folders([args.records, args.per_item, args.emit_partial] + [t.path for t in report_targets(args)])
     variants = rgb.check_variants(selected_variants(args))
     template = _read_template(judges.templates_from_args(args.judge_template).get(""))
     dataset = rgb.resolve_dataset(args.input, args.dataset)
@@ -372,15 +366,6 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
         )
     report = _cli_judge.with_judge_stats(report, runner)
     return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix=rgb.STDOUT_SUFFIX)
-
-
-def _check_output_folders(paths: Sequence[Optional[str]]) -> None:
-    """Refuse an output whose folder does not exist before any (paid) judge call."""
-    for path in paths:
-        if path and path != "-":
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise ScoringError(f"the folder {folder} does not exist", path=path)
 
 
 def _write_jsonl(path: str, rows: Sequence[Dict[str, Any]]) -> None:
