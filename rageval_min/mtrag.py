@@ -1409,8 +1409,29 @@ def algorithmic_item(
     return algorithmic_row(score_record(record, variants=variants, bertscore=bertscore, lcs=lcs).record)
 
 
+class _MeansAccumulator(Accumulator):
+    """The state the algorithmic, condition and judge steps share: a record count and one
+    :class:`ExactMean` per metric (a subclass fills ``self.means`` in ``__init__``)."""
+
+    records: int
+    means: Dict[str, ExactMean]
+
+    def _data(self) -> Dict[str, Any]:
+        return {"records": self.records, "means": _means_data(self.means)}
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        self.records = int(data["records"])
+        self.means = {name: ExactMean.from_data(data["means"][name]) for name in self.means}
+
+    def _merge(self, other: Accumulator) -> None:
+        assert isinstance(other, type(self))
+        self.records += other.records
+        for name, mean in self.means.items():
+            mean.merge(other.means[name])
+
+
 @register_accumulator
-class AlgorithmicAccumulator(Accumulator):
+class AlgorithmicAccumulator(_MeansAccumulator):
     """``mtrag algorithmic``: the exact mean of each metric over the records (see :class:`ExactMean`)."""
 
     FAMILY = FAMILY
@@ -1439,19 +1460,6 @@ class AlgorithmicAccumulator(Accumulator):
     def add(self, item: ItemRow) -> None:
         self.records += 1
         _add_row_means(self.means, item)
-
-    def _data(self) -> Dict[str, Any]:
-        return {"records": self.records, "means": _means_data(self.means)}
-
-    def _load(self, data: Mapping[str, Any]) -> None:
-        self.records = int(data["records"])
-        self.means = {name: ExactMean.from_data(data["means"][name]) for name in ALGORITHMIC_METRICS}
-
-    def _merge(self, other: Accumulator) -> None:
-        assert isinstance(other, AlgorithmicAccumulator)
-        self.records += other.records
-        for name, mean in self.means.items():
-            mean.merge(other.means[name])
 
     def finalize(self) -> Report:
         result, metrics = _means_report(self.records, self.params["output"], self.means)
@@ -1497,7 +1505,7 @@ def condition_item(
 
 
 @register_accumulator
-class ConditionAccumulator(Accumulator):
+class ConditionAccumulator(_MeansAccumulator):
     """``mtrag condition``: the exact mean of each conditioned metric over the records."""
 
     FAMILY = FAMILY
@@ -1528,19 +1536,6 @@ class ConditionAccumulator(Accumulator):
     def add(self, item: ItemRow) -> None:
         self.records += 1
         _add_row_means(self.means, item)
-
-    def _data(self) -> Dict[str, Any]:
-        return {"records": self.records, "means": _means_data(self.means)}
-
-    def _load(self, data: Mapping[str, Any]) -> None:
-        self.records = int(data["records"])
-        self.means = {key: ExactMean.from_data(data["means"][key]) for key in self.keys}
-
-    def _merge(self, other: Accumulator) -> None:
-        assert isinstance(other, ConditionAccumulator)
-        self.records += other.records
-        for key, mean in self.means.items():
-            mean.merge(other.means[key])
 
     def finalize(self) -> Report:
         result, metrics = _means_report(self.records, self.params["output"], self.means)
@@ -1585,7 +1580,7 @@ def judge_item(record: Mapping[str, Any], *, steps: Sequence[str]) -> ItemRow:
 
 
 @register_accumulator
-class JudgeAccumulator(Accumulator):
+class JudgeAccumulator(_MeansAccumulator):
     """``mtrag judge``: the exact mean of each judged metric (non-numeric answers left out)."""
 
     FAMILY = FAMILY
@@ -1613,19 +1608,6 @@ class JudgeAccumulator(Accumulator):
         self.records += 1
         for name, mean in self.means.items():
             mean.add(item.get(name))
-
-    def _data(self) -> Dict[str, Any]:
-        return {"records": self.records, "means": _means_data(self.means)}
-
-    def _load(self, data: Mapping[str, Any]) -> None:
-        self.records = int(data["records"])
-        self.means = {name: ExactMean.from_data(data["means"][name]) for name in self.means}
-
-    def _merge(self, other: Accumulator) -> None:
-        assert isinstance(other, JudgeAccumulator)
-        self.records += other.records
-        for name, mean in self.means.items():
-            mean.merge(other.means[name])
 
     @classmethod
     def metric_names(cls, *, steps: Sequence[str]) -> List[str]:
