@@ -24,6 +24,7 @@ __all__ = [
     "format_value",
     "item_sink",
     "prepare",
+    "report_gates",
     "report_targets",
     "selected_variants",
     "stream_output_path",
@@ -292,6 +293,11 @@ def emit_report(
             text += stdout_suffix.get(target.fmt, "")
         with open_output(target.path, io.stdout) as fh:
             fh.write(text)
+    return report_gates(report, outcomes, io, undefined=undefined)
+
+
+def report_gates(report: Report, outcomes: Sequence[GateOutcome], io: CliIO, *, undefined: str = "undefined") -> int:
+    """Name each failed gate (the family's and the user's) in one stderr line; return the exit code."""
     for o in list(report.family_gates) + list(outcomes):
         if o.passed is False:
             value = undefined if o.value is None else format_value(o.value)

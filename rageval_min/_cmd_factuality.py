@@ -28,9 +28,9 @@ from ._cli_common import (
     add_records_option,
     add_report_options,
     emit_report,
-    format_value,
     item_sink,
     prepare,
+    report_gates,
     report_targets,
     selected_variants,
 )
@@ -274,7 +274,6 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
             with_ci=with_ci,
             on_item=per_item,
             on_line=on_line if sinks else None,
-            allow_empty=bool(args.emit_partial),
         )
         check_gate_names(gates, report.metrics)
         outcomes = evaluate_gates(gates, report.metrics)
@@ -289,10 +288,7 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
         ns = argparse.Namespace(**vars(args))
         ns.output = [f"{t.fmt}:{t.path if t.path is not None else '-'}" for t in others]
         return emit_report(report, ns, io, formatters=F.REPORT_FORMATS)
-    for o in outcomes:
-        if o.passed is False:
-            io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")
-    return 0 if overall_pass(report, outcomes) else 1
+    return report_gates(report, outcomes, io)
 
 
 # --------------------------------------------------------------------------- safe
@@ -337,7 +333,6 @@ def run_factscore(args: argparse.Namespace, io: CliIO) -> int:
             variants=selected_variants(args),
             with_ci=_ci_needed(args),
             on_item=on_item,
-            allow_empty=bool(args.emit_partial),
         )
     return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 
@@ -348,9 +343,7 @@ def run_factscore(args: argparse.Namespace, io: CliIO) -> int:
 def run_veriscore(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.input])
     with item_sink(args.per_item) as on_item:
-        report = F.veriscore_file(
-            args.input, variants=selected_variants(args), on_item=on_item, allow_empty=bool(args.emit_partial)
-        )
+        report = F.veriscore_file(args.input, variants=selected_variants(args), on_item=on_item)
     return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 
 
@@ -361,7 +354,6 @@ def run_correlate(args: argparse.Namespace, io: CliIO) -> int:
     inputs: List[Optional[str]] = [args.input, args.safe] + list(args.labeled)
     prepare(args, inputs=inputs)
     variants = selected_variants(args)
-    shard = bool(args.emit_partial)  # a shard may hold no valid line; merge sees the whole input
     if args.labeled or args.safe:
         if not (args.labeled and args.safe):
             raise ScoringError("the study needs both --labeled and --safe")
@@ -375,11 +367,9 @@ def run_correlate(args: argparse.Namespace, io: CliIO) -> int:
         if args.labeled:
             report = F.study_file(args.labeled, args.safe, variants=variants, on_item=on_item)
         elif args.x is not None:
-            report = F.correlate_table_file(
-                args.input, x=args.x, y=args.y, variants=variants, on_item=on_item, allow_empty=shard
-            )
+            report = F.correlate_table_file(args.input, x=args.x, y=args.y, variants=variants, on_item=on_item)
         else:
-            report = F.correlate_file(args.input, variants=variants, on_item=on_item, allow_empty=shard)
+            report = F.correlate_file(args.input, variants=variants, on_item=on_item)
     return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 
 

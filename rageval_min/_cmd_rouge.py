@@ -9,9 +9,9 @@ from ._cli_common import (
     CliIO,
     add_report_options,
     emit_report,
-    format_value,
     item_sink,
     prepare,
+    report_gates,
     selected_variants,
     stream_output_path,
 )
@@ -112,7 +112,4 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             write(json.dumps(rouge.reference_json(row, types), ensure_ascii=False) + "\n")
 
         report = score(on_item)
-    failed = [o for o in evaluate_gates(gates, report.metrics) if o.passed is False]
-    for o in failed:
-        io.stderr.write(f"gate {o.text} failed: {format_value(o.value)}\n")
-    return 1 if failed else 0
+    return report_gates(report, evaluate_gates(gates, report.metrics), io)

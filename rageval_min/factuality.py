@@ -66,7 +66,7 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, finish, register_accumulator
+from ._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
 from ._io import iter_records, read_json
 from ._parallel import accumulate_items
 from ._report import Report, overall_pass
@@ -1681,6 +1681,10 @@ class F1kAccumulator(Accumulator):
         return Report(FAMILY, sig, result, metrics, self.notes())
 
 
+def _shard(allow_empty: Optional[bool]) -> bool:
+    return partial_requested() if allow_empty is None else allow_empty
+
+
 def f1k_file(
     path: str,
     *,
@@ -1691,7 +1695,7 @@ def f1k_file(
     with_ci: bool = True,
     on_item: Optional[Callable[[ItemRow], None]] = None,
     on_line: Optional[Callable[[str], None]] = None,
-    allow_empty: bool = False,
+    allow_empty: Optional[bool] = None,
 ) -> Report:
     """``factuality f1k`` over a counts file (JSONL, JSON, CSV or TSV), streaming.
 
@@ -1706,7 +1710,9 @@ def f1k_file(
 
     ``allow_empty`` is for a shard of a larger input whose state is merged later
     (``--emit-partial``): a shard may hold no scorable line although the whole
-    input does, so it is not refused; its own report then has null means.
+    input does, so it is not refused; its own report then has null means.  The
+    default (None) is True exactly when the command writes a partial state
+    (:func:`~rageval_min._contract.partial_requested`).
     """
     check_bootstrap(bootstrap, confidence, seed)
     fixed_k, rule = parse_max_claims(max_claims)
@@ -1735,7 +1741,7 @@ def f1k_file(
         on_item=_noting(acc, path, on_item),
         on_result=on_line,
     )
-    if not acc.f1 and not allow_empty:
+    if not acc.f1 and not _shard(allow_empty):
         raise _no_valid(path, f"none of the {acc.n_lines} line(s) could be scored")
     return finish(acc)
 
@@ -2177,7 +2183,7 @@ def factscore_file(
     variants: Iterable[str] = (),
     with_ci: bool = True,
     on_item: Optional[Callable[[ItemRow], None]] = None,
-    allow_empty: bool = False,
+    allow_empty: Optional[bool] = None,
 ) -> Report:
     """``factuality factscore`` over a labelled file (FActScore's format or ``{"labels": [...]}``).
 
@@ -2197,7 +2203,7 @@ def factscore_file(
         on_item=on_item,
         on_result=acc.note,
     )
-    if acc.n == 0 and not allow_empty:
+    if acc.n == 0 and not _shard(allow_empty):
         raise _no_valid(path, "the file holds no labelled response")
     return finish(acc)
 
@@ -2351,7 +2357,7 @@ def veriscore_file(
     *,
     variants: Iterable[str] = (),
     on_item: Optional[Callable[[ItemRow], None]] = None,
-    allow_empty: bool = False,
+    allow_empty: Optional[bool] = None,
 ) -> Report:
     """``factuality veriscore`` over per-response counts ``{model?, domain, supported, total_claims, abstained?}``.
 
@@ -2361,9 +2367,9 @@ def veriscore_file(
     accumulate_items(
         acc, functools.partial(_veriscore_record, path=path), iter_records(path), on_item=on_item, on_result=acc.note
     )
-    if acc.n == 0 and not allow_empty:
+    if acc.n == 0 and not _shard(allow_empty):
         raise _no_valid(path, "the file holds no response")
-    if not acc.groups and not allow_empty:
+    if not acc.groups and not _shard(allow_empty):
         raise _no_valid(path, "every response abstained")
     return finish(acc)
 
@@ -2528,7 +2534,7 @@ def correlate_file(
     *,
     variants: Iterable[str] = (),
     on_item: Optional[Callable[[ItemRow], None]] = None,
-    allow_empty: bool = False,
+    allow_empty: Optional[bool] = None,
 ) -> Report:
     """``correlate`` pairs mode: one ``{x: [...], y: [...]}`` per line; a bad line is an error line.
 
@@ -2542,7 +2548,7 @@ def correlate_file(
         iter_records(path),
         on_item=_noting(acc, path, on_item),
     )
-    if all("error" in row for row in acc.rows) and not allow_empty:
+    if all("error" in row for row in acc.rows) and not _shard(allow_empty):
         raise _no_valid(path, f"none of the {len(acc.rows)} line(s) holds a valid x/y pair")
     return finish(acc)
 
@@ -2583,7 +2589,7 @@ def correlate_table_file(
     y: str,
     variants: Iterable[str] = (),
     on_item: Optional[Callable[[ItemRow], None]] = None,
-    allow_empty: bool = False,
+    allow_empty: Optional[bool] = None,
 ) -> Report:
     """``correlate`` table mode: columns ``x`` and ``y`` of a JSONL/JSON/CSV/TSV table (x first).
 
@@ -2592,7 +2598,7 @@ def correlate_table_file(
     names = check_variants(variants, "correlate")
     acc = CorrelateAccumulator(mode="table", variants=names)
     accumulate_items(acc, functools.partial(_table_record, x=x, y=y, path=path), iter_records(path), on_item=on_item)
-    if not acc.rows and not allow_empty:
+    if not acc.rows and not _shard(allow_empty):
         raise _no_valid(path, "the table has no row")
     return finish(acc)
 
