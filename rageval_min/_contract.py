@@ -49,6 +49,7 @@ __all__ = [
     "accumulate",
     "accumulator_class",
     "accumulator_from_state",
+    "family_accumulators",
     "emit_states_to",
     "finish",
     "partial_requested",
@@ -72,6 +73,11 @@ def register_accumulator(cls: Type["Accumulator"]) -> Type["Accumulator"]:
     """Class decorator: make ``cls`` findable by its ``(FAMILY, COMMAND)``."""
     _REGISTRY[(cls.FAMILY, cls.COMMAND)] = cls
     return cls
+
+
+def family_accumulators(family: str) -> List[Type["Accumulator"]]:
+    """The registered accumulator classes of ``family`` (those of modules already imported), by command."""
+    return [cls for (fam, _), cls in sorted(_REGISTRY.items()) if fam == family]
 
 
 def accumulator_class(family: str, command: str) -> Type["Accumulator"]:

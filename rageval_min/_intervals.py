@@ -32,12 +32,11 @@ DEFAULT_RESAMPLES = 2000
 
 
 def _family_rates(family: str) -> Dict[str, Tuple[str, Optional[str]]]:
-    from ._contract import _REGISTRY
+    from ._contract import family_accumulators
 
     rates: Dict[str, Tuple[str, Optional[str]]] = {}
-    for (fam, _), cls in sorted(_REGISTRY.items()):
-        if fam == family:
-            rates.update(getattr(cls, "RATES", {}) or {})
+    for cls in family_accumulators(family):
+        rates.update(getattr(cls, "RATES", {}) or {})
     return rates
 
 

@@ -50,6 +50,25 @@ def need_program(name: str, extra: str, hint: str) -> str:
     return path
 
 
+def contract_cases() -> List[dict]:
+    """Every scoring command's case, from tests/contract_cases/<family>.json (family, command, the
+    accumulator's params, and the CLI argv on a gold sample, with ``gold_samples/`` paths relative)."""
+    import json
+
+    folder = os.path.join(ROOT, "tests", "contract_cases")
+    cases: List[dict] = []
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            cases.extend(json.load(fh))
+    return cases
+
+
+def absolute_argv(argv: List[str]) -> List[str]:
+    """``argv`` with every ``gold_samples/`` path (also inside ``replay:...``) made absolute."""
+    g = "gold_samples/"
+    return [a.replace(g, os.path.join(ROOT, g)) if g in a else a for a in argv]
+
+
 class Run(NamedTuple):
     code: int
     out: str

@@ -6,7 +6,7 @@ import os
 import random
 
 import pytest
-from conftest import ROOT, need, run_cli
+from conftest import ROOT, absolute_argv, contract_cases, need, run_cli
 
 from rageval_min import _stats as st
 from rageval_min import compare
@@ -292,21 +292,11 @@ def test_api_compare_files(tmp_path):
     assert rep.metrics["x.delta"] == 0.75 and math.isfinite(rep.result["metrics"]["x"]["p_value"])
 
 
-def _contract_cases():
-    folder = os.path.join(ROOT, "tests", "contract_cases")
-    out = []
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8") as fh:
-            out.extend(json.load(fh))
-    return out
-
-
-@pytest.mark.parametrize("case", _contract_cases(), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", contract_cases(), ids=lambda c: c["id"])
 def test_compare_reads_every_family_item_rows(case, tmp_path):
     """The per-item output of every scoring command compares (itself against itself: every delta 0),
     with the family's directions and its aggregates recomputed through its accumulator."""
-    g = "gold_samples/"
-    argv = [a.replace(g, os.path.join(ROOT, g)) if g in a else a for a in case["argv"]]
+    argv = absolute_argv(case["argv"])
     items = tmp_path / "items.jsonl"
     r = run_cli(argv + ["--per-item", str(items), "--output", str(tmp_path / "r.json")])
     assert r.code in (0, 1), r.err

@@ -9,10 +9,9 @@ one-pass report must equal what the CLI printed.
 
 import importlib
 import json
-import os
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import absolute_argv, contract_cases, run_cli
 
 from rageval_min._contract import Accumulator, accumulator_class, accumulator_from_state
 from rageval_min._report import render_json
@@ -23,12 +22,7 @@ G = "gold_samples/"
 
 #: One case per scoring command: family, command, the accumulator's params, CLI argv on a gold sample
 #: (without --per-item/--output/--format), in tests/contract_cases/<family>.json.
-_DIR = os.path.join(ROOT, "tests", "contract_cases")
-_RAW = []
-for _name in sorted(os.listdir(_DIR)):
-    with open(os.path.join(_DIR, _name), encoding="utf-8") as _fh:
-        _RAW.extend(json.load(_fh))
-CASES = [(c["id"], c["family"], c["command"], c["params"], c["argv"]) for c in _RAW]
+CASES = [(c["id"], c["family"], c["command"], c["params"], c["argv"]) for c in contract_cases()]
 
 
 def _parts(rows, n):
@@ -59,7 +53,7 @@ def _accumulate(cls, params, rows, notes_at=()):
 def test_partitions_merge_byte_identically(case_id, family, command, params, argv, tmp_path):
     items = tmp_path / "items.jsonl"
     out = tmp_path / "out.json"
-    argv = [a.replace(G, os.path.join(ROOT, G)) if G in a else a for a in argv]
+    argv = absolute_argv(argv)
     r = run_cli(argv + ["--per-item", str(items), "--format", "json", "--output", str(out)])
     assert r.code in (0, 1), r.err
     rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]

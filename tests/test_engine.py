@@ -16,17 +16,13 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, need, run_cli
+from conftest import ROOT, absolute_argv, contract_cases, need, run_cli
 
 from rageval_min import _parallel
 from rageval_min.cli import main
 
 G = "gold_samples/"
-_DIR = os.path.join(ROOT, "tests", "contract_cases")
-CASES = []
-for _name in sorted(os.listdir(_DIR)):
-    with open(os.path.join(_DIR, _name), encoding="utf-8") as _fh:
-        CASES.extend(json.load(_fh))
+CASES = contract_cases()
 IDS = [c["id"] for c in CASES]
 
 #: the options that name the single record file a command reads (the one the shard test splits)
@@ -34,7 +30,7 @@ INPUT_OPTIONS = ("--input", "--record", "--trace")
 
 
 def _argv(case):
-    return [a.replace(G, os.path.join(ROOT, G)) if G in a else a for a in case["argv"]]
+    return absolute_argv(case["argv"])
 
 
 def _run(argv):

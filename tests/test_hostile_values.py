@@ -11,16 +11,12 @@ import json
 import os
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, contract_cases
 
 from rageval_min.cli import main
 
 G = "gold_samples/"
-_DIR = os.path.join(ROOT, "tests", "contract_cases")
-CASES = []
-for _name in sorted(os.listdir(_DIR)):
-    with open(os.path.join(_DIR, _name), encoding="utf-8") as _fh:
-        CASES.extend(json.load(_fh))
+CASES = contract_cases()
 INPUT_OPTIONS = ("--input", "--record", "--trace", "--gold")
 
 
