@@ -21,7 +21,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Dict, Iterator, List, Optional, TextIO, Tuple
+from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type
 
 from .errors import ScoringError
 
@@ -34,6 +34,9 @@ __all__ = [
     "Problems",
     "atomic_writer",
     "iter_jsonl",
+    "parse_line",
+    "ReadError",
+    "Unparsed",
     "iter_records",
     "open_output",
     "read_json",
@@ -97,15 +100,16 @@ class Problems:
             if len(self.messages) < self.limit:
                 self.messages.append(m)
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, error: Type[ScoringError] = ScoringError) -> None:
+        """Raise the problems (if any) as one ``error``."""
         if not self.count:
             return
         first = self.messages[0]
         if self.count == 1:
-            raise ScoringError(first, problems=self.messages, count=1)
+            raise error(first, problems=self.messages, count=1)
         more = self.count - 1
         stopped = " (stopped reading)" if self.count >= self.limit else ""
-        raise ScoringError(
+        raise error(
             f"{first} (and {more} more problem{'s' if more > 1 else ''}{stopped})",
             problems=self.messages,
             count=self.count,
@@ -250,12 +254,50 @@ def _check_utf8(text: str, path: str, lineno: int) -> None:
         )
 
 
+class ReadError(ScoringError):
+    """A problem of the file as the JSON Lines reader words it (a line that is not valid
+    UTF-8 or JSON, a BOM, an empty file), as opposed to a problem of one record's content.
+    A :class:`ScoringError` like any other; callers that defer parsing (see
+    :func:`iter_jsonl`) tell the two apart."""
+
+
+class Unparsed(NamedTuple):
+    """A line :func:`iter_jsonl` passed on without parsing it (``deferred=True``)."""
+
+    #: The line, stripped.
+    text: str
+    #: Whether the line ended with a newline (a last line without one may be truncated).
+    ended: bool
+
+
+def parse_line(raw: Unparsed, *, path: str, line: int) -> Any:
+    """The JSON value of a line passed on by ``iter_jsonl(..., deferred=True)``.
+
+    Raises :class:`ReadError` worded as :func:`iter_jsonl` words the same problem.
+
+    >>> parse_line(Unparsed('{"a": 1}', True), path="x.jsonl", line=1)
+    {'a': 1}
+    >>> parse_line(Unparsed('{"a": ', False), path="x.jsonl", line=9)
+    Traceback (most recent call last):
+    ...
+    rageval_min._io.ReadError: x.jsonl:9: truncated or invalid JSON: Expecting value at column 7
+    """
+    try:
+        return loads(raw.text)
+    except json.JSONDecodeError as exc:
+        what = "invalid JSON" if raw.ended else "truncated or invalid JSON"
+        raise ReadError(f"{what}: {exc.msg} at column {exc.colno}", path=path, line=line) from None
+    except ScoringError as exc:
+        raise ReadError(exc.msg, path=path, line=line, field=exc.field) from None
+
+
 def iter_jsonl(
     path: str,
     *,
     bom_tolerant: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     bom_hint: Optional[str] = None,
+    deferred: bool = False,
 ) -> Iterator[Tuple[int, Any]]:
     """Yield ``(line_number, value)`` for every non-blank line of a JSON Lines file.
 
@@ -265,8 +307,17 @@ def iter_jsonl(
     lines are skipped.  Problems (unreadable file, non-UTF-8 bytes, a BOM,
     invalid JSON, a truncated last line, a line over ``max_line_bytes``) are
     collected and raised as one ScoringError after the last line; an empty file
-    (no records at all) is an error too.  ``bom_hint`` names the option that
-    accepts a BOM, for commands that have one.
+    (no records at all) is an error too, all raised as :class:`ReadError`.
+    ``bom_hint`` names the option that accepts a BOM, for commands that have one.
+
+    With ``deferred=True`` the lines are yielded as :class:`Unparsed` instead of
+    parsed, so that the (costly) parsing can happen in a worker process through
+    :func:`parse_line`; the other checks stay here.  Once a problem was found,
+    the remaining lines are parsed here, as without ``deferred``, and nothing is
+    yielded any more.  A caller that defers parsing must treat the
+    :class:`ReadError` of :func:`parse_line` as the reader's: no record after
+    it is used, and it is reported with the problems raised at the end (see
+    ``mtrag._Collect``).
     """
     problems = Problems()
     seen = 0
@@ -307,16 +358,13 @@ def iter_jsonl(
                 if not text:
                     continue
                 seen += 1
-                try:
-                    value = loads(text)
-                except json.JSONDecodeError as exc:
-                    what = "truncated or invalid JSON" if not line.endswith("\n") else "invalid JSON"
-                    problems.add(f"{what}: {exc.msg} at column {exc.colno}", path=path, line=lineno)
-                    if problems.full:
-                        break
+                if deferred and not problems:
+                    yield lineno, Unparsed(text, line.endswith("\n"))
                     continue
-                except ScoringError as exc:
-                    problems.add(exc.msg, path=path, line=lineno, field=exc.field)
+                try:
+                    value = parse_line(Unparsed(text, line.endswith("\n")), path=path, line=lineno)
+                except ReadError as exc:
+                    problems.add_error(exc)
                     if problems.full:
                         break
                     continue
@@ -326,7 +374,7 @@ def iter_jsonl(
             fh.detach()
     if not seen and not problems:
         problems.add("holds no records (the file is empty)", path=path)
-    problems.raise_if_any()
+    problems.raise_if_any(ReadError)
 
 
 def _strip_bom(text: str, path: str, bom_tolerant: bool) -> str:

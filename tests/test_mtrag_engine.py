@@ -145,3 +145,81 @@ def test_dask_engine_gives_the_same_bytes(case, cluster, tmp_path):
         assert code == 0, err
         got.append((out, rep.read_bytes(), items.read_bytes()))
     assert got[0] == got[1]
+
+
+# --------------------------------------------------------------------------- deferred parsing
+
+# The mtrag file functions hand the workers each line unparsed (``iter_jsonl(deferred=True)``)
+# and put the parse errors back where the reader reports them (``mtrag._Collect``).  Checked
+# here against the reader that parses every line itself, on files mixing good records, lines
+# that are not JSON, records with bad content, bad bytes, blank lines and a truncated last line.
+
+_BAD_LINES = [
+    b'{"task_id": "b1", "predictions": []}\n',  # a record the scorer rejects
+    b"[1]\n",  # JSON, not an object
+    b'{"task_id": \n',  # not JSON
+    b'{"q": "\\ud800"}\n',  # a lone surrogate (the reader's problem, with a field)
+    b'{"a": 1\xff}\n',  # not UTF-8
+    b"   \n",  # blank
+    b"1" * 5000 + b"\n",  # an integer longer than Python converts
+]
+
+
+def _eager_numbered(path):
+    from rageval_min._io import iter_jsonl
+    from rageval_min.errors import ScoringError
+
+    try:
+        yield from iter_jsonl(path)
+    except ScoringError as exc:
+        yield 0, exc
+
+
+def _outcome(call):
+    """What a user sees of one call: the report or the error, and what was written and handed out."""
+    from rageval_min._report import render_json
+    from rageval_min.errors import ScoringError
+
+    out, rows = io.StringIO(), []
+    try:
+        got = ("ok", render_json(call(out, rows.append), []))
+    except ScoringError as exc:
+        got = ("error", (str(exc), exc.problems, exc.count))
+    return got, out.getvalue(), rows
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_deferred_parsing_reports_as_the_parsing_reader(seed, tmp_path, monkeypatch):
+    import random
+
+    from rageval_min import mtrag
+    from rageval_min._parallel import ProcessEngine, use_engine
+
+    rng = random.Random(seed)
+    good = [line.encode("utf-8") for line in _lines(TASKS)]
+    n_bad = rng.choice([0, 1, 2, 5, 30, 60])
+    lines = [rng.choice(good) for _ in range(rng.randint(1, 40))]
+    for _ in range(n_bad):
+        lines.insert(rng.randint(0, len(lines)), rng.choice(_BAD_LINES))
+    if seed % 5 == 1:  # many lines that are not JSON, then the reader's own problems past the limit
+        lines[1:1] = [b"{\n"] * rng.randint(20, 49) + [b"\xff\n"] * rng.randint(1, 40)
+    if rng.random() < 0.3:
+        lines.append(b'{"task_id": "cut", "predictions"')  # a truncated last line
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(lines))
+    conditioned = tmp_path / "cond.jsonl"
+    conditioned.write_bytes(b"".join(lines).replace(b'"task_id"', b'"metrics": {}, "task_id"'))
+
+    def runs():
+        return [
+            _outcome(lambda out, rows: mtrag.algorithmic_file(str(src), out, on_item=rows)),
+            _outcome(lambda out, rows: mtrag.condition_file(str(conditioned), out, on_item=rows)),
+            _outcome(lambda out, rows: mtrag.summarize_files([str(conditioned)], on_item=rows)),
+        ]
+
+    deferred = runs()
+    if seed % 4 == 0:
+        with use_engine(ProcessEngine(2)):
+            assert runs() == deferred
+    monkeypatch.setattr(mtrag, "_numbered", _eager_numbered)
+    assert runs() == deferred
