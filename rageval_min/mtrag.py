@@ -939,8 +939,9 @@ def _extractiveness(pred: str, passages: Sequence[str], tokenizer: str, lcs: Opt
         out.append(0)
     if scored:
         text_tokens = _rouge.tokenize(text, tokenizer=tokenizer)
-        for i, tokens in scored:
-            out[i] = _rouge_l(tokens, text_tokens, lcs)
+        scores = _rouge.rouge_l_many([tokens for _, tokens in scored], text_tokens, lcs=lcs)
+        for (i, _), s in zip(scored, scores):
+            out[i] = s.fmeasure
     return out
 
 

@@ -120,11 +120,13 @@ __all__ = [
     "lcs_backend",
     "lcs_indices",
     "lcs_length",
+    "lcs_lengths",
     "make_scorer",
     "metric_names",
     "porter_stem",
     "rapidfuzz_lcs",
     "reference_json",
+    "rouge_l_many",
     "rouge_variants",
     "score",
     "score_file",
@@ -373,6 +375,34 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     return n - _popcount(v & full)
 
 
+def lcs_lengths(seq: Sequence[Hashable], others: Iterable[Sequence[Hashable]]) -> List[int]:
+    """``[lcs_length(seq, other) for other in others]``, building the masks of ``seq`` once.
+
+    The LCS length is symmetric, so ``seq`` can hold the masks whatever the
+    lengths: scoring one text against several (MT-RAG's response against each
+    passage) then costs one pass over each other sequence.
+
+    >>> lcs_lengths("ABCBDAB", ["BDCABA", "", "BB"])
+    [4, 0, 2]
+    """
+    n = len(seq)
+    if not n:
+        return [0 for _ in others]
+    masks = _position_masks(seq)
+    full = (1 << n) - 1
+    get = masks.get
+    out: List[int] = []
+    for other in others:
+        v = full
+        for sym in other:
+            m = get(sym)
+            if m is not None:
+                u = v & m
+                v = (v + u) | (v - u)
+        out.append(n - _popcount(v & full))
+    return out
+
+
 def _lcs_walk(masks: Dict[Hashable, int], n_ref: int, can: Sequence[Hashable]) -> List[int]:
     """Indices into the reference sequence of the LCS the reference's backtrack picks.
 
@@ -512,12 +542,37 @@ def _check_lcs(lcs: Optional[LcsFn]) -> LcsFn:
 def _score_lcs(target: Sequence[Hashable], prediction: Sequence[Hashable], lcs_fn: LcsFn) -> Score:
     if not target or not prediction:
         return _ZERO
-    lcs = lcs_fn(target, prediction)
-    precision = lcs / len(prediction)
-    recall = lcs / len(target)
+    return _lcs_score(lcs_fn(target, prediction), len(target), len(prediction))
+
+
+def _lcs_score(lcs: int, n_target: int, n_prediction: int) -> Score:
+    """rougeL of an LCS length (both sides non-empty)."""
+    precision = lcs / n_prediction
+    recall = lcs / n_target
     if precision + recall > 0:
         return _new_score(Score, (precision, recall, 2 * precision * recall / (precision + recall)))
     return _new_score(Score, (precision, recall, 0.0))
+
+
+def rouge_l_many(
+    targets: Sequence[Sequence[Hashable]], prediction: Sequence[Hashable], *, lcs: Optional[LcsFn] = None
+) -> List[Score]:
+    """rougeL of ``prediction`` against each of ``targets`` (all already tokenized by :func:`tokenize`).
+
+    The same Scores as ``score_tokens(t, prediction, rouge_types=["rougeL"], lcs=lcs)["rougeL"]``
+    for each ``t``; with the built-in LCS the prediction's masks are built once
+    (:func:`lcs_lengths`).
+
+    >>> [s.fmeasure for s in rouge_l_many([["a", "b"], [], ["b", "c", "a"]], ["b", "a"])]
+    [0.5, 0, 0.8]
+    """
+    if lcs is not None:
+        lcs_fn = _check_lcs(lcs)
+        return [_score_lcs(t, prediction, lcs_fn) for t in targets]
+    if not prediction:
+        return [_ZERO for _ in targets]
+    n = len(prediction)
+    return [_lcs_score(k, len(t), n) if t else _ZERO for t, k in zip(targets, lcs_lengths(prediction, targets))]
 
 
 # --------------------------------------------------------- rougeLsum, packed

@@ -13,7 +13,17 @@ from rouge_textgen import gen_pairs
 from rageval_min import rouge
 from rageval_min.errors import ScoringError
 from rageval_min.porter import porter_stem
-from rageval_min.rouge import Score, lcs_indices, lcs_length, score, score_multi, tokenize
+from rageval_min.rouge import (
+    Score,
+    lcs_indices,
+    lcs_length,
+    lcs_lengths,
+    rouge_l_many,
+    score,
+    score_multi,
+    score_tokens,
+    tokenize,
+)
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rouge")
 
@@ -259,6 +269,22 @@ def test_lcs_against_table() -> None:
         b = [rng.choice("abcdefghijklmnopqrstuvw"[:k2]) for _ in range(rng.randint(0, 70))]
         assert lcs_length(a, b) == _lcs_table(a, b)[-1][-1] == lcs_length(b, a)
         assert lcs_indices(a, b) == _table_backtrack(a, b)
+
+
+def test_lcs_lengths_and_rouge_l_many_against_one_pair_at_a_time() -> None:
+    rng = random.Random(16)
+    for _ in range(400):
+        k = rng.choice([2, 4, 20])
+        seq = [rng.choice("abcdefghijklmnopqrstu"[:k]) for _ in range(rng.choice([0, 1, 5, 70, 200]))]
+        others = [
+            [rng.choice("abcdefghijklmnopqrstuvwxyz"[: k + 2]) for _ in range(rng.choice([0, 1, 9, 90, 300]))]
+            for _ in range(rng.randint(0, 6))
+        ]
+        assert lcs_lengths(seq, others) == [_lcs_table(seq, o)[-1][-1] for o in others]
+        one_by_one = [score_tokens(o, seq, rouge_types=["rougeL"])["rougeL"] for o in others]
+        for lcs in (None, lcs_length):
+            got = rouge_l_many(others, seq, lcs=lcs)
+            assert [tuple(map(repr, g)) for g in got] == [tuple(map(repr, w)) for w in one_by_one]  # ints stay ints
 
 
 def test_lcs_long_sequences() -> None:
