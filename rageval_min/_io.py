@@ -245,6 +245,15 @@ _BAD_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def _check_utf8(text: str, path: str, lineno: int) -> None:
+    # Undecodable bytes are surrogate escapes, never ASCII and never encodable: the two C-level
+    # checks clear almost every line before the regex looks for the first escape.
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
     m = _BAD_BYTE.search(text)
     if m:
         raise ScoringError(

@@ -36,6 +36,22 @@ def test_every_bad_line_is_reported_once(tmp_path):
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    "line, column, byte",
+    [
+        (b'{"a": "caf\xc3\xa9 \xe9"}', 13, "e9"),  # valid non-ASCII before the bad byte
+        (b'{"a": "\xed\xa0\x80"}', 8, "ed"),  # an encoded surrogate is not UTF-8
+        (b'{"a": "\xf0\x9f\x98\x80\x80"}', 9, "80"),  # a stray continuation byte after an emoji
+    ],
+)
+def test_bad_bytes_among_valid_non_ascii_are_named(tmp_path, line, column, byte):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(b'{"a": "\xc3\xa9"}\n' + line + b"\n")
+    with pytest.raises(ScoringError) as exc:
+        list(iter_jsonl(str(p)))
+    assert str(exc.value) == f"{p}:2: not valid UTF-8 (byte 0x{byte} at column {column})"
+
+
 def test_problem_collection_stops_at_the_limit(tmp_path):
     p = tmp_path / "a.jsonl"
     p.write_text("x\n" * (MAX_PROBLEMS * 3), encoding="utf-8")
