@@ -408,6 +408,37 @@ def run_whole_process(n_pairs: int, low: int, high: int, rounds: int, seed: int)
     return ratios
 
 
+def run_rapidfuzz_bound(lengths: List[int], n_pairs: int, passes: int, seed: int) -> None:
+    """What ``--backend rapidfuzz`` rougeL cannot go below: tokenizing both texts (the stdlib's
+    one ``bytes.translate`` and ``split`` each) and rapidfuzz's ``LCSseq.similarity`` on the
+    fresh token lists, with no exactness check and no Score, against rouge-score-rs."""
+    try:
+        from rapidfuzz.distance import LCSseq  # type: ignore
+        from rouge_score_rs import rouge_scorer as rs_scorer  # type: ignore
+    except ImportError:
+        print("\n## rapidfuzz lower bound: rapidfuzz or rouge-score-rs NOT INSTALLED, skipped")
+        return
+    fast_lcs = _rapidfuzz_lcs()
+    if fast_lcs is None:
+        return
+    sim = LCSseq.similarity
+    tokens = rouge._tokens  # what score() tokenizes with (ASCII bytes tokens)
+    rs_score = rs_scorer.RougeScorer(["rougeL"]).score
+
+    def bound(t: str, p: str) -> object:
+        return sim(tokens(t, False, "reference"), tokens(p, False, "reference"))
+
+    def ours(t: str, p: str) -> object:
+        return rouge.score(t, p, rouge_types=["rougeL"], lcs=fast_lcs)
+
+    print("\n## rougeL --backend rapidfuzz: the floor of this design (tokenize + rapidfuzz, no exactness check)")
+    print(f"{'words':>6} {'rs-rs us':>9} {'bound/rs-rs':>12} {'rapidfuzz/rs-rs':>16}")
+    for length in lengths:
+        pairs = make_pairs(n_pairs, length, seed)
+        t = best_times({"rs": rs_score, "bound": bound, "ours": ours}, pairs, passes)
+        print(f"{length:6d} {t['rs'] * 1e6:9.1f} {t['bound'] / t['rs']:11.2f}x {t['ours'] / t['rs']:15.2f}x")
+
+
 def print_targets(whole: Dict[str, List[float]], rougeL: Dict[str, List[float]]) -> None:
     """The issue-16 target table (MET / NOT MET), from ratios measured in this run."""
     import statistics
@@ -573,6 +604,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument(
         "--targets", action="store_true", help="issue 16: both speed targets (whole process and rapidfuzz rougeL)"
     )
+    ap.add_argument(
+        "--rapidfuzz-bound",
+        action="store_true",
+        help="only the floor of --backend rapidfuzz rougeL (tokenize + rapidfuzz, no exactness check)",
+    )
     ap.add_argument("--pairs", type=int, default=1000, help="pairs for --all-types (default 1000)")
     ap.add_argument("--rounds", type=int, default=0, help="interleaved rounds for --all-types (default 7, quick 3)")
     args = ap.parse_args(argv)
@@ -596,6 +632,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.instructions:
         return run_instructions([100, 200, 300], args.ic_pairs, args.seed)
     rounds = args.rounds or (3 if args.quick else 7)
+    if args.rapidfuzz_bound:
+        run_rapidfuzz_bound([100, 200, 300], n_pairs, passes, args.seed)
+        return 0
     if args.all_types:
         print_targets(run_whole_process(args.pairs, 150, 300, rounds, args.seed), {})
         return 0
@@ -620,6 +659,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.target_only:
         return 0
     if args.targets:
+        run_rapidfuzz_bound([100, 200, 300], n_pairs, passes, args.seed)
         print_targets(run_whole_process(args.pairs, 150, 300, rounds, args.seed), rougeL)
         return 0
     lengths = [100, 200, 400, 800] if args.quick else [100, 200, 400, 800, 1600, 3200]
