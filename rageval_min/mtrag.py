@@ -880,7 +880,8 @@ def score_record(
     if targets:
         put("Recall", _recalls(pred, targets))
         pred_tokens = _rouge.tokenize(pred, tokenizer=tokenizer)
-        put("RougeL_stemFalse", [_rouge_l(_rouge.tokenize(t, tokenizer=tokenizer), pred_tokens, lcs) for t in targets])
+        target_tokens = [_rouge.tokenize(t, tokenizer=tokenizer) for t in targets]
+        put("RougeL_stemFalse", [s.fmeasure for s in _rouge.rouge_l_many(target_tokens, pred_tokens, lcs=lcs)])
     if bertscore is not None:
         pairs = [bertscore(pred, t) for t in targets]
         put("BertscoreP", [p for p, _ in pairs])
@@ -904,13 +905,6 @@ def score_record(
         )
     out["metrics"] = metrics
     return RecordResult(out, diagnostics)
-
-
-_ROUGE_L = ("rougeL",)
-
-
-def _rouge_l(target_tokens: List[str], pred_tokens: List[str], lcs: Optional[_rouge.LcsFn]) -> Number:
-    return _rouge.score_tokens(target_tokens, pred_tokens, rouge_types=_ROUGE_L, lcs=lcs)["rougeL"].fmeasure
 
 
 def _recalls(pred: str, targets: Sequence[str]) -> List[Number]:
