@@ -166,10 +166,12 @@ def _tokens_floor(path: str, out: str) -> float:
     Per record: the reference-tokenizer ROUGE tokens (``rouge.tokenize``: one C-level
     ``bytes.translate`` and ``split``) of the response, of the target and of each passage
     after the extractiveness cleaning, the cleaning itself (response and passages), and the
-    SQuAD-normalised words of the response and the target (Recall).  Every exact
-    implementation in pure Python has to do at least this on these records (no passage
-    here is a substring of its response, where extractiveness could skip the tokens), so
-    its ratio to the floor bounds what the stdlib core can reach.
+    SQuAD-normalised words of the response and the target (Recall).  An exact
+    implementation on the stdlib has to split every one of these texts into its tokens at
+    least once on these records (no passage here is a substring of its response, where
+    extractiveness could skip the tokens), and these are the cheapest splits the stdlib
+    offers (a few C calls per text), so this ratio to the floor bounds what the stdlib core
+    can reach before it computes anything.
     """
     from rageval_min import mtrag, rouge
 
