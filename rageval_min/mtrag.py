@@ -1827,6 +1827,21 @@ def algorithmic_file(
         output=_output_label(output, output_name), variants=variants, bertscore=name, backend=backend
     )
     fn = functools.partial(_algorithmic_work, path=path, variants=variants, bertscore=bertscore, lcs=lcs)
+    return _write_records(acc, fn, path, output, on_item=on_item, engine=_engine_for(bertscore))
+
+
+def _write_records(
+    acc: Accumulator,
+    fn: Callable[[Numbered], Tuple[ItemRow, Tuple[str, List[str]]]],
+    path: str,
+    output: Output,
+    *,
+    on_item: Optional[Callable[[ItemRow], None]],
+    engine: Optional[Engine] = None,
+) -> Report:
+    """Score every record of ``path`` with ``fn`` on the current engine (or ``engine``): add
+    the rows to ``acc``, write each output line to ``output`` in input order and note its
+    diagnostics; raise the collected problems (nothing is written then); the report."""
     errors = _Collect()
     with _records_writer(output) as fh:
         write = fh.write
@@ -1843,7 +1858,7 @@ def algorithmic_file(
             on_item=errors.wanted(on_item),
             on_result=errors.wanted(on_result),
             on_error=errors,
-            engine=_engine_for(bertscore),
+            engine=engine,
         )
         errors.raise_if_any()
     return finish(acc)
@@ -1959,25 +1974,7 @@ def condition_file(
     )
     errors.raise_if_any()
     fn = functools.partial(_condition_write_work, types=None if digits is None else types, **options)
-    errors = _Collect()
-    with _records_writer(output) as fh:  # pass 2: write
-        write = fh.write
-
-        def on_result(extra: Tuple[str, List[str]]) -> None:
-            write(extra[0])
-            for d in extra[1]:
-                acc.note(d)
-
-        accumulate_items(
-            acc,
-            fn,
-            _numbered(path),
-            on_item=errors.wanted(on_item),
-            on_result=errors.wanted(on_result),
-            on_error=errors,
-        )
-        errors.raise_if_any()
-    return finish(acc)
+    return _write_records(acc, fn, path, output, on_item=on_item)  # pass 2: write
 
 
 #: The plain fields of a ``summarize`` item row (every other key is a metric).
