@@ -358,21 +358,25 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     n = len(a)
     if not len(b):
         return 0
-    masks: Dict[Hashable, int] = {}
-    for sym, bit in zip(a, _POW2 if n <= len(_POW2) else _pow2(n)):  # (inlined _position_masks)
-        if sym in masks:
-            masks[sym] |= bit
-        else:
-            masks[sym] = bit
-    full = (1 << n) - 1
+    return _lcs_on_masks(_position_masks(a), n, b)
+
+
+def _lcs_on_masks(masks: Dict[Hashable, int], rows: int, seq: Iterable[Hashable]) -> int:
+    """:func:`lcs_length` of ``seq`` and the sequence of ``rows`` whose position masks are ``masks``.
+
+    Rows that no symbol of ``seq`` matches (rougeLsum's guard rows, see
+    :func:`_layout`) only ever get a carry through them and stay 1, so they
+    add nothing to the count of 0 bits, which is the LCS length.
+    """
+    full = (1 << rows) - 1
     v = full
     get = masks.get
-    for sym in b:
+    for sym in seq:
         m = get(sym)
         if m is not None:
             u = v & m
             v = (v + u) | (v - u)
-    return n - _popcount(v & full)
+    return rows - _popcount(v & full)
 
 
 def lcs_lengths(seq: Sequence[Hashable], others: Iterable[Sequence[Hashable]]) -> List[int]:
@@ -389,18 +393,7 @@ def lcs_lengths(seq: Sequence[Hashable], others: Iterable[Sequence[Hashable]]) -
     if not n:
         return [0 for _ in others]
     masks = _position_masks(seq)
-    full = (1 << n) - 1
-    get = masks.get
-    out: List[int] = []
-    for other in others:
-        v = full
-        for sym in other:
-            m = get(sym)
-            if m is not None:
-                u = v & m
-                v = (v + u) | (v - u)
-        out.append(n - _popcount(v & full))
-    return out
+    return [_lcs_on_masks(masks, n, other) for other in others]
 
 
 def _lcs_walk(masks: Dict[Hashable, int], n_ref: int, can: Sequence[Hashable]) -> List[int]:
@@ -742,22 +735,9 @@ def _layout(ref_sents: List[List[Hashable]]) -> _Layout:
 
 
 def _layout_lcs(lay: _Layout, seq: Sequence[Hashable]) -> int:
-    """:func:`lcs_length` of the layout's reference tokens and ``seq``, on the layout's masks.
-
-    A guard row matches nothing: its bit only ever gets a carry through it,
-    and ``v - u`` keeps it 1, so it stays 1 and adds nothing to the count of
-    0 bits, which is the LCS length.
-    """
-    width, masks = lay[1], lay[2]
-    full = (1 << width) - 1
-    v = full
-    get = masks.get
-    for sym in seq:
-        m = get(sym)
-        if m is not None:
-            u = v & m
-            v = (v + u) | (v - u)
-    return width - _popcount(v & full)
+    """:func:`lcs_length` of the layout's reference tokens and ``seq``, on the layout's masks
+    (the guard rows match nothing, see :func:`_lcs_on_masks`)."""
+    return _lcs_on_masks(lay[2], lay[1], seq)
 
 
 def _walk_pairs(n_refs: int, can_lens: List[int]) -> bool:
