@@ -85,14 +85,10 @@ def _params(values: Sequence[str]) -> Dict[str, Any]:
     return out
 
 
-def _cell(value: Any) -> str:
-    return "n/a" if value is None else format_number(value)
-
-
 def _interval(m: Dict[str, Any]) -> str:
     if m.get("ci_low") is None:
         return ""
-    return f" [{_cell(m['ci_low'])}, {_cell(m['ci_high'])}]"
+    return f" [{format_number(m['ci_low'])}, {format_number(m['ci_high'])}]"
 
 
 def _rows(report: Report) -> List[List[str]]:
@@ -101,10 +97,10 @@ def _rows(report: Report) -> List[List[str]]:
         rows.append(
             [
                 name,
-                _cell(m["baseline"]),
-                _cell(m["candidate"]),
-                _cell(m["delta"]) + _interval(m),
-                _cell(m.get("p_value")),
+                format_number(m["baseline"]),
+                format_number(m["candidate"]),
+                format_number(m["delta"]) + _interval(m),
+                format_number(m.get("p_value")),
                 m["verdict"],
             ]
         )
@@ -137,7 +133,9 @@ def format_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
             "| --- | --- | ---: | ---: |",
         ]
         for g in r["regressions"]:
-            lines.append(f"| `{g['key']}` | {g['metric']} | {_cell(g['baseline'])} | {_cell(g['candidate'])} |")
+            lines.append(
+                f"| `{g['key']}` | {g['metric']} | {format_number(g['baseline'])} | {format_number(g['candidate'])} |"
+            )
     failed = [o for o in list(report.family_gates) + list(outcomes) if o.passed is False]
     if failed:
         lines += ["", "Failed: " + ", ".join(f"`{o.text}`" for o in failed)]
@@ -158,7 +156,8 @@ def format_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     ]
     lines += text_table([_HEAD] + _rows(report))
     for g in r["regressions"]:
-        lines.append(f"regressed item {g['key']!r}: {g['metric']} {_cell(g['baseline'])} -> {_cell(g['candidate'])}")
+        before, after = format_number(g["baseline"]), format_number(g["candidate"])
+        lines.append(f"regressed item {g['key']!r}: {g['metric']} {before} -> {after}")
     for o in list(report.family_gates) + list(outcomes):
         lines.append(f"gate {o.text}: {'pass' if o.passed else 'FAIL'}")
     lines += [f"note: {d}" for d in report.diagnostics]

@@ -58,7 +58,13 @@ def overall_pass(report: Report, outcomes: Sequence[GateOutcome]) -> bool:
     return all(o.passed is not False for o in list(report.family_gates) + list(outcomes))
 
 
-def format_number(value: Any) -> str:
+def format_number(value: Any, *, digits: int = 6, exact_from: float = 1e6) -> str:
+    """A value for text output: floats to ``digits`` significant digits, in full from
+    ``exact_from`` up; ints, bools and None (``n/a``) as they are.
+
+    >>> format_number(2 / 3), format_number(1234567.5), format_number(2 / 3, digits=4)
+    ('0.666667', '1234567.5', '0.6667')
+    """
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -68,7 +74,7 @@ def format_number(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return str(value)
-        return f"{value:.6g}" if abs(value) < 1e6 else repr(value)
+        return f"{value:.{digits}g}" if abs(value) < exact_from else repr(value)
     return str(value)
 
 

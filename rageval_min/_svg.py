@@ -15,6 +15,8 @@ import json
 import math
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from ._report import format_number
+
 __all__ = [
     "Bar",
     "RefLine",
@@ -69,17 +71,7 @@ def short(value: Any) -> str:
     >>> short(2 / 3), short(12), short(35.666666666666664), short(None)
     ('0.6667', '12', '35.67', 'n/a')
     """
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        return f"{value:.4g}"
-    return str(value)
+    return format_number(value, digits=4, exact_from=math.inf)
 
 
 def _clip(text: Any, limit: int = 22) -> str:
