@@ -1425,6 +1425,21 @@ class _MeansAccumulator(Accumulator):
         for name, mean in self.means.items():
             mean.merge(other.means[name])
 
+    def add(self, item: ItemRow) -> None:
+        self.records += 1
+        _add_row_means(self.means, item)
+
+    def _means_final(self, params: Sequence[Tuple[str, object]]) -> Report:
+        """The report of the algorithmic and condition steps (their signature ``params``)."""
+        result, metrics = _means_report(self.records, self.params["output"], self.means)
+        return Report(
+            family=FAMILY,
+            signature=signature(variants=self.params["variants"], params=params),
+            result=result,
+            metrics=metrics,
+            diagnostics=self.notes(),
+        )
+
 
 @register_accumulator
 class AlgorithmicAccumulator(_MeansAccumulator):
@@ -1453,22 +1468,11 @@ class AlgorithmicAccumulator(_MeansAccumulator):
         self.records = 0
         self.means = {name: ExactMean() for name in ALGORITHMIC_METRICS}
 
-    def add(self, item: ItemRow) -> None:
-        self.records += 1
-        _add_row_means(self.means, item)
-
     def finalize(self) -> Report:
-        result, metrics = _means_report(self.records, self.params["output"], self.means)
         params: List[Tuple[str, object]] = [("step", "algorithmic"), ("bertscore", self.params["bertscore"])]
         if self.params["backend"] != "stdlib":
             params.append(("backend", self.params["backend"]))
-        return Report(
-            family=FAMILY,
-            signature=signature(variants=self.params["variants"], params=params),
-            result=result,
-            metrics=metrics,
-            diagnostics=self.notes(),
-        )
+        return self._means_final(params)
 
 
 def condition_row(conditioned: Mapping[str, Any], keys: Sequence[str], *, alias: bool = False) -> ItemRow:
@@ -1529,24 +1533,13 @@ class ConditionAccumulator(_MeansAccumulator):
         self.records = 0
         self.means = {key: ExactMean() for key in self.keys}
 
-    def add(self, item: ItemRow) -> None:
-        self.records += 1
-        _add_row_means(self.means, item)
-
     def finalize(self) -> Report:
-        result, metrics = _means_report(self.records, self.params["output"], self.means)
         params = [
             ("step", "condition"),
             ("metrics", ",".join(self.params["metrics"])),
             ("float_digits", self.params["digits"]),
         ]
-        return Report(
-            family=FAMILY,
-            signature=signature(variants=self.params["variants"], params=params),
-            result=result,
-            metrics=metrics,
-            diagnostics=self.notes(),
-        )
+        return self._means_final(params)
 
 
 #: ``mtrag judge`` steps and the metric each writes, in the reference pipeline's order
