@@ -12,7 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import _cli_judge, judges
 from ._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
-from ._io import Problems, atomic_writer, iter_records, read_text
+from ._io import Problems, atomic_writer, first_bad_path, iter_records, read_text
 from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
@@ -115,21 +115,8 @@ def _load_template(values: Optional[List[str]]) -> Optional[judges.PromptTemplat
     return judges.PromptTemplate(text, judges.template_fields(text), source=path)
 
 
-def _non_finite_field(value: Any, where: str = "") -> Optional[str]:
-    """The path of the first non-finite number in a record (``None`` when there is none)."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (where or "(value)")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found = _non_finite_field(v, f"{where}.{k}" if where else str(k))
-            if found:
-                return found
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            found = _non_finite_field(v, f"{where}[{i}]")
-            if found:
-                return found
-    return None
+def _non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 class Prompts(NamedTuple):
@@ -155,7 +142,7 @@ def read_prompts(
     out = Prompts([], [], [])
     problems = Problems()
     for line, rec in iter_records(path):
-        bad = _non_finite_field(rec)
+        bad = first_bad_path(rec, _non_finite)
         if bad is not None:
             problems.add(
                 "a number that overflows a float (or NaN) cannot be written back", path=path, line=line, field=bad

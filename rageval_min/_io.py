@@ -21,7 +21,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type
+from typing import IO, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type
 
 from .errors import ScoringError
 
@@ -29,6 +29,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "dumps",
     "finite_json",
+    "first_bad_path",
     "loads",
     "MAX_PROBLEMS",
     "Problems",
@@ -134,24 +135,34 @@ def _escape_hit(text: str) -> bool:
     return "\\u" in text and ("\\ud" in text or "\\uD" in text)
 
 
-def _surrogate_path(value: Any, path: str = "") -> Optional[str]:
-    """The field path of the first string (or key) holding a lone surrogate, else None."""
-    if isinstance(value, str):
-        return path or "(value)" if _SURROGATE.search(value) else None
+def first_bad_path(value: Any, bad: Callable[[Any], bool], *, keys: bool = False, path: str = "") -> Optional[str]:
+    """The field path (``a.b[2]``; ``(value)`` for ``value`` itself) of the first leaf of a
+    JSON value for which ``bad`` is true (with ``keys``, object keys are checked too); None
+    when there is none.
+
+    >>> first_bad_path({"a": [1, float("nan")]}, lambda v: v != v)
+    'a[1]'
+    """
     if isinstance(value, dict):
         for k, v in value.items():
             sub = f"{path}.{k}" if path else str(k)
-            if _SURROGATE.search(k):
+            if keys and bad(k):
                 return sub
-            found = _surrogate_path(v, sub)
+            found = first_bad_path(v, bad, keys=keys, path=sub)
             if found:
                 return found
-    elif isinstance(value, list):
+        return None
+    if isinstance(value, list):
         for i, v in enumerate(value):
-            found = _surrogate_path(v, f"{path}[{i}]")
+            found = first_bad_path(v, bad, keys=keys, path=f"{path}[{i}]")
             if found:
                 return found
-    return None
+        return None
+    return (path or "(value)") if bad(value) else None
+
+
+def _has_surrogate(value: Any) -> bool:
+    return isinstance(value, str) and _SURROGATE.search(value) is not None
 
 
 def loads(text: str) -> Any:
@@ -181,7 +192,7 @@ def loads(text: str) -> Any:
     except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
         raise ScoringError(f"cannot read this JSON value: {exc}") from None
     if _escape_hit(text):
-        where = _surrogate_path(value)
+        where = first_bad_path(value, _has_surrogate, keys=True)
         if where:
             raise ScoringError("holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text", field=where)
     return value
