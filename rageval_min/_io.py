@@ -21,7 +21,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type
+from typing import IO, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type, TypeVar
 
 from .errors import ScoringError
 
@@ -34,6 +34,10 @@ __all__ = [
     "MAX_PROBLEMS",
     "Problems",
     "atomic_writer",
+    "deferred_jsonl",
+    "DeferredProblems",
+    "Numbered",
+    "parse_item",
     "iter_jsonl",
     "parse_line",
     "ReadError",
@@ -337,7 +341,7 @@ def iter_jsonl(
     yielded any more.  A caller that defers parsing must treat the
     :class:`ReadError` of :func:`parse_line` as the reader's: no record after
     it is used, and it is reported with the problems raised at the end (see
-    ``mtrag._Collect``).
+    :func:`deferred_jsonl` and :class:`DeferredProblems`).
     """
     problems = Problems()
     seen = 0
@@ -395,6 +399,82 @@ def iter_jsonl(
     if not seen and not problems:
         problems.add("holds no records (the file is empty)", path=path)
     problems.raise_if_any(ReadError)
+
+
+#: One record as :func:`deferred_jsonl` hands it out: ``(line number, Unparsed)``; a
+#: :class:`ScoringError` as the value is the reader's own problems (the last item).
+Numbered = Tuple[int, Any]
+
+
+def deferred_jsonl(path: str) -> Iterator[Numbered]:
+    """The records of ``path`` unparsed (``iter_jsonl(deferred=True)``), the reader's problems
+    as the last item instead of raised, for :func:`parse_item` to parse where the record is
+    scored (in a worker under ``--jobs``: a line costs less to send than a parsed record) and
+    :class:`DeferredProblems` to report as :func:`iter_jsonl` does."""
+    try:
+        yield from iter_jsonl(path, deferred=True)
+    except ScoringError as exc:
+        yield 0, exc
+
+
+def parse_item(path: str, item: Numbered) -> Tuple[int, Any]:
+    """``(line, JSON value)`` of an item of :func:`deferred_jsonl` (raising the reader's problems)."""
+    line_no, value = item
+    if isinstance(value, ScoringError):
+        raise value
+    if isinstance(value, Unparsed):
+        value = parse_line(value, path=path, line=line_no)
+    return line_no, value
+
+
+_T = TypeVar("_T")
+
+
+class DeferredProblems:
+    """``on_error`` for records of :func:`deferred_jsonl`: every bad record is collected (up to
+    the limit) and raised together at the end, as a single pass over the file does.
+
+    A line that is not JSON is found where it is parsed (:func:`parse_item`); this puts its
+    :class:`ReadError` back where :func:`iter_jsonl` reports it when it parses: the records
+    up to it are scored and their problems come first; from it on the file's problems are
+    one group, raised after them (at most ``MAX_PROBLEMS`` counted, as the reader stops
+    reading there), and no later record is used (:meth:`wanted` turns away their rows and
+    output lines).
+    """
+
+    def __init__(self) -> None:
+        self.problems = Problems()
+        self.read: Optional[Problems] = None
+
+    def __call__(self, exc: ScoringError) -> None:
+        if isinstance(exc, ReadError):
+            if self.read is None:
+                self.read = Problems()
+            self.read.add_error(exc)
+            return
+        if self.read is not None:
+            return  # the reader would have stopped handing out records
+        self.problems.add_error(exc)
+        if self.problems.full:
+            self.problems.raise_if_any()
+
+    def wanted(self, fn: Optional[Callable[[_T], None]]) -> Optional[Callable[[_T], None]]:
+        """``fn``, called only while no line failed to read."""
+        if fn is None:
+            return None
+
+        def call(value: _T) -> None:
+            if self.read is None:
+                fn(value)
+
+        return call
+
+    def raise_if_any(self) -> None:
+        read = self.read
+        if read is not None:
+            count = min(read.count, read.limit)
+            self.problems.add_error(ScoringError(read.messages[0], problems=read.messages[:count], count=count))
+        self.problems.raise_if_any()
 
 
 def _strip_bom(text: str, path: str, bom_tolerant: bool) -> str:

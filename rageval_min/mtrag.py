@@ -70,13 +70,12 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
-    TypeVar,
     Union,
 )
 
 from . import rouge as _rouge
 from ._contract import Accumulator, ItemRow, finish, register_accumulator
-from ._io import Problems, ReadError, Unparsed, atomic_writer, iter_jsonl, parse_line, read_json
+from ._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, parse_item, read_json
 from ._parallel import Engine, accumulate_items
 from ._report import Report, render
 from ._signature import make_signature
@@ -1656,24 +1655,6 @@ def _check_not_input(path: str, output: Output) -> None:
         raise ScoringError("the records file must differ from the input", path=output)
 
 
-#: One input record as the workers get it: ``(line number, the line unparsed)``; a
-#: :class:`ScoringError` as the value is the reader's own problems (raised in input order).
-Numbered = Tuple[int, Any]
-
-
-def _numbered(path: str) -> Iterator[Numbered]:
-    """``(line, Unparsed)`` for every record of ``path``; the reader's problems come last, as one item.
-
-    The lines are parsed where they are scored (in the workers under ``--jobs``: sending a
-    line costs less than sending a parsed record, and the parsing is spread over the
-    workers); :class:`_Collect` puts the parse errors back where the reader reports them.
-    """
-    try:
-        yield from iter_jsonl(path, deferred=True)
-    except ScoringError as exc:
-        yield 0, exc
-
-
 def _record_rid(path: str, line_no: int, record: Mapping[str, Any]) -> str:
     task_id = record.get("task_id")
     if isinstance(task_id, (str, int)) and not isinstance(task_id, bool):
@@ -1681,18 +1662,8 @@ def _record_rid(path: str, line_no: int, record: Mapping[str, Any]) -> str:
     return f"{path}:{line_no}"
 
 
-def _parsed(path: str, item: Numbered) -> Tuple[int, Any]:
-    """``(line, JSON value)`` of an item of :func:`_numbered` (raising the reader's problems)."""
-    line_no, value = item
-    if isinstance(value, ScoringError):
-        raise value
-    if isinstance(value, Unparsed):
-        value = parse_line(value, path=path, line=line_no)
-    return line_no, value
-
-
 def _checked(path: str, item: Numbered) -> Tuple[int, Dict[str, Any], str]:
-    line_no, record = _parsed(path, item)
+    line_no, record = parse_item(path, item)
     if not isinstance(record, dict):
         raise ScoringError("expected a JSON object", path=path, line=line_no)
     return line_no, record, _record_rid(path, line_no, record)
@@ -1702,56 +1673,6 @@ def _located(exc: ScoringError, path: str, line_no: int, rid: str) -> ScoringErr
     return ScoringError(
         exc.msg, path=path, line=line_no, field=exc.field, record=rid if rid.startswith("task_id=") else None
     )
-
-
-_T = TypeVar("_T")
-
-
-class _Collect:
-    """``on_error`` of the file functions: every bad record is collected (up to the limit) and
-    raised together at the end, as a single pass over the file does.
-
-    The lines are parsed where they are scored (:func:`_numbered`), so a line that is not
-    JSON is found there; this puts its :class:`ReadError` back where :func:`iter_jsonl`
-    reports it when it parses: the records up to it are scored and their problems come
-    first; from it on the file's problems are one group, raised after them (at most
-    ``MAX_PROBLEMS`` counted, as the reader stops reading there), and no later record is
-    used (:meth:`wanted` turns away their rows and output lines).
-    """
-
-    def __init__(self) -> None:
-        self.problems = Problems()
-        self.read: Optional[Problems] = None
-
-    def __call__(self, exc: ScoringError) -> None:
-        if isinstance(exc, ReadError):
-            if self.read is None:
-                self.read = Problems()
-            self.read.add_error(exc)
-            return
-        if self.read is not None:
-            return  # the reader would have stopped handing out records
-        self.problems.add_error(exc)
-        if self.problems.full:
-            self.problems.raise_if_any()
-
-    def wanted(self, fn: Optional[Callable[[_T], None]]) -> Optional[Callable[[_T], None]]:
-        """``fn``, called only while no line failed to read."""
-        if fn is None:
-            return None
-
-        def call(value: _T) -> None:
-            if self.read is None:
-                fn(value)
-
-        return call
-
-    def raise_if_any(self) -> None:
-        read = self.read
-        if read is not None:
-            count = min(read.count, read.limit)
-            self.problems.add_error(ScoringError(read.messages[0], problems=read.messages[:count], count=count))
-        self.problems.raise_if_any()
 
 
 def _json_algorithmic(record: Dict[str, Any]) -> str:
@@ -1835,7 +1756,7 @@ def _write_records(
     """Score every record of ``path`` with ``fn`` on the current engine (or ``engine``): add
     the rows to ``acc``, write each output line to ``output`` in input order and note its
     diagnostics; raise the collected problems (nothing is written then); the report."""
-    errors = _Collect()
+    errors = DeferredProblems()
     with _records_writer(output) as fh:
         write = fh.write
 
@@ -1847,7 +1768,7 @@ def _write_records(
         accumulate_items(
             acc,
             fn,
-            _numbered(path),
+            deferred_jsonl(path),
             on_item=errors.wanted(on_item),
             on_result=errors.wanted(on_result),
             on_error=errors,
@@ -1957,11 +1878,11 @@ def condition_file(
         for key, value in pairs:
             types.add(key, value)
 
-    errors = _Collect()  # pass 1: validate, and the dtype of each conditioned column
+    errors = DeferredProblems()  # pass 1: validate, and the dtype of each conditioned column
     accumulate_items(
         _Discard(),
         functools.partial(_condition_types_work, **options),
-        _numbered(path),
+        deferred_jsonl(path),
         on_result=errors.wanted(add_types),
         on_error=errors,
     )
@@ -2163,7 +2084,7 @@ def _summarize_jsonl_work(
     wanted: Sequence[str],
 ) -> ItemRow:
     """The ``summarize`` item row of one evaluated JSONL record (runs in a worker under ``--jobs``)."""
-    line_no, record = _parsed(path, item)
+    line_no, record = parse_item(path, item)
     if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
         raise ScoringError("expected an object with a 'metrics' object", path=path, line=line_no, field="metrics")
     name = record.get("model_id")
@@ -2237,8 +2158,8 @@ def summarize_files(
                 alias=alias,
                 wanted=wanted,
             )
-            errors = _Collect()
-            accumulate_items(acc, fn, _numbered(path), on_item=errors.wanted(on_item), on_error=errors)
+            errors = DeferredProblems()
+            accumulate_items(acc, fn, deferred_jsonl(path), on_item=errors.wanted(on_item), on_error=errors)
             errors.raise_if_any()
             continue
         data = read_json(path)

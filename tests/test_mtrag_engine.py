@@ -150,7 +150,7 @@ def test_dask_engine_gives_the_same_bytes(case, cluster, tmp_path):
 # --------------------------------------------------------------------------- deferred parsing
 
 # The mtrag file functions hand the workers each line unparsed (``iter_jsonl(deferred=True)``)
-# and put the parse errors back where the reader reports them (``mtrag._Collect``).  Checked
+# and put the parse errors back where the reader reports them (``_io.DeferredProblems``).  Checked
 # here against the reader that parses every line itself, on files mixing good records, lines
 # that are not JSON, records with bad content, bad bytes, blank lines and a truncated last line.
 
@@ -221,5 +221,5 @@ def test_deferred_parsing_reports_as_the_parsing_reader(seed, tmp_path, monkeypa
     if seed % 4 == 0:
         with use_engine(ProcessEngine(2)):
             assert runs() == deferred
-    monkeypatch.setattr(mtrag, "_numbered", _eager_numbered)
+    monkeypatch.setattr(mtrag, "deferred_jsonl", _eager_numbered)
     assert runs() == deferred
