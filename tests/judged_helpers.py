@@ -35,54 +35,37 @@ def scripted(prompt, body):
     )
 
 
-def _judge_live_then_replay(server, tmp_path, inp, prompt_field, answer_field):
+def _judge_args(server, records, cache=None, model="scripted"):
+    """`--records RECORDS`, a live judge on the loopback `server` and, when given, `--judge-cache CACHE`."""
+    argv = ["--records", records, "--judge", server.base_url, "--judge-model", model]
+    return argv + (["--judge-cache", cache] if cache else [])
+
+
+def _live_then_replay(run, server, tmp_path, argv, *live_extra):
+    """`run(argv)` -> (code, out, err) live against `server` with a cache (plus `live_extra`), then with the
+    server stopped from `replay:` that cache: both succeed and write identical records.
+    Returns the paths (live, replay, cache) and the two reports (out, replay_out)."""
     cache = str(tmp_path / "cache.jsonl")
     live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    r = run_cli(
-        [
-            "judge",
-            "run",
-            "--input",
-            inp,
-            "--records",
-            live,
-            "--prompt-field",
-            prompt_field,
-            "--answer-field",
-            answer_field,
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "scripted",
-            "--judge-cache",
-            cache,
-            "--concurrency",
-            "2",
-        ]
-    )
-    assert r.code == 0, r.err
-    asked = len(server.requests)
+    code, out, err = run(argv + _judge_args(server, live, cache) + list(live_extra))
+    assert code == 0, err
     server.__exit__()
-    r2 = run_cli(
-        [
-            "judge",
-            "run",
-            "--input",
-            inp,
-            "--records",
-            replay,
-            "--prompt-field",
-            prompt_field,
-            "--answer-field",
-            answer_field,
-            "--judge",
-            "replay:" + cache,
-        ]
-    )
-    assert r2.code == 0, r2.err
+    code, replay_out, err = run(argv + ["--records", replay, "--judge", "replay:" + cache])
+    assert code == 0, err
     with open(live, "rb") as a, open(replay, "rb") as b:
         assert a.read() == b.read()
-    return live, replay, asked, json.loads(r.out)["result"]
+    return live, replay, cache, out, replay_out
+
+
+def _judge_run(argv):
+    r = run_cli(["judge", "run"] + argv)
+    return r.code, r.out, r.err
+
+
+def _judge_live_then_replay(server, tmp_path, inp, prompt_field, answer_field):
+    argv = ["--input", inp, "--prompt-field", prompt_field, "--answer-field", answer_field]
+    live, replay, _, out, _ = _live_then_replay(_judge_run, server, tmp_path, argv, "--concurrency", "2")
+    return live, replay, len(server.requests), json.loads(out)["result"]
 
 
 def _score(argv):
@@ -96,19 +79,23 @@ def _family_judge(family, argv):
     return r.code, r.out, r.err
 
 
-def _pairwise_table(tmp_path):
+PAIRWISE_ROWS = (
+    ("p1", "Design it.", "plain api", "good api"),
+    ("p2", "Design it.", "plain schema", "other schema"),
+    ("p3", "Design it.", "same ui", "same ui"),
+)
+
+
+def _pairwise_table(tmp_path, rows=PAIRWISE_ROWS):
+    """A pairwise table of (index, question, answer-ref, answer-m1) rows."""
     table = tmp_path / "table.jsonl"
     with open(table, "w", encoding="utf-8") as fh:
-        for idx, ref, m1 in (
-            ("p1", "plain api", "good api"),
-            ("p2", "plain schema", "other schema"),
-            ("p3", "same ui", "same ui"),
-        ):
+        for idx, question, ref, m1 in rows:
             fh.write(
                 json.dumps(
                     {
                         "index": idx,
-                        "question": "Design it.",
+                        "question": question,
                         "evaluating_guidance": "- Be complete.",
                         "task": "api_design-general",
                         "reference_answer": "",

@@ -9,6 +9,7 @@ import re
 import pytest
 from conftest import run_cli
 from judge_server import ChatServer
+from judged_helpers import _live_then_replay
 
 from rageval_min import _cmd_factuality as cf
 from rageval_min import _judge_factuality as jf
@@ -71,27 +72,9 @@ def _run(argv):
 def test_search_free_safe_live_replay_and_f1k(server, tmp_path):
     inp = tmp_path / "responses.jsonl"
     inp.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
-    cache = str(tmp_path / "cache.jsonl")
-    live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _run(
-        [
-            "--input",
-            str(inp),
-            "--records",
-            live,
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "scripted",
-            "--judge-cache",
-            cache,
-            "--concurrency",
-            "2",
-            "--gate",
-            "judge_unparseable==5",
-        ]
+    live, _, _, out, _ = _live_then_replay(
+        _run, server, tmp_path, ["--input", str(inp)], "--concurrency", "2", "--gate", "judge_unparseable==5"
     )
-    assert code == 0, err
     rep = json.loads(out)
     with open(live, encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
@@ -113,11 +96,6 @@ def test_search_free_safe_live_replay_and_f1k(server, tmp_path):
     # r2's relevance and r2's rating
     assert rep["gates"][0]["value"] == 5 and rep["pass"] is True
     assert "search=passages" in rep["signature"] and rep["signature"].endswith("|judge_model=scripted")
-    server.__exit__()
-    code, out2, err = _run(["--input", str(inp), "--records", replay, "--judge", "replay:" + cache])
-    assert code == 0, err
-    with open(live, "rb") as a, open(replay, "rb") as b:
-        assert a.read() == b.read()
     r = run_cli(["factuality", "f1k", "--input", live, "--max-claims", "2", "--format", "jsonl", "--bootstrap", "0"])
     assert r.code == 0, r.err
     f1 = [json.loads(line) for line in r.out.splitlines()]

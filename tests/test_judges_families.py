@@ -5,6 +5,7 @@ then the same from the replay cache with no server: identical files and scores.
 The expected numbers are worked out by hand from the inputs and the scripted judge's rule.
 """
 
+import functools
 import json
 import os
 import re
@@ -12,9 +13,10 @@ import re
 import pytest
 from conftest import ROOT, run_cli
 from judge_server import ChatServer
-from judged_helpers import _family_judge, _judge_live_then_replay, _score, scripted
+from judged_helpers import _family_judge, _judge_args, _judge_live_then_replay, _live_then_replay, _score, scripted
 
 RGB = os.path.join(ROOT, "gold_samples", "rgb")
+P_EN1 = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
 
 
 @pytest.fixture
@@ -61,78 +63,21 @@ def test_rgb_error_detection_judged_live_and_replayed(server, tmp_path):
 
 
 def test_rgb_judge_subcommand_live_equals_replay(server, tmp_path):
-    src = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
-    cache = str(tmp_path / "cache.jsonl")
-    live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _family_judge(
-        "rgb",
-        [
-            "--input",
-            src,
-            "--judged",
-            "reject",
-            "--records",
-            live,
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "scripted",
-            "--judge-cache",
-            cache,
-            "--gate",
-            "judge_failures==0",
-        ],
-    )
-    assert code == 0, err
+    run = functools.partial(_family_judge, "rgb")
+    argv = ["--input", P_EN1, "--judged", "reject"]
+    live, replay, cache, out, out2 = _live_then_replay(run, server, tmp_path, argv + ["--gate", "judge_failures==0"])
     rep = json.loads(out)
     assert rep["result"] == {"reject_rate": 0.5, "all_rate": 0.25, "tt": 1, "rejecttt": 2, "nums": 4}
     assert rep["signature"].endswith("|judged=reject|judge_template=builtin|judge_model=scripted")
     assert len(server.requests) == 4 and all(r["body"].keys() == {"model", "messages"} for r in server.requests)
-    server.__exit__()
-    code, out2, err = _family_judge(
-        "rgb",
-        [
-            "--input",
-            src,
-            "--judged",
-            "reject",
-            "--records",
-            replay,
-            "--judge",
-            "replay:" + cache,
-            "--gate",
-            "judge_failures==0",
-        ],
-    )
-    assert code == 0, err
     assert json.loads(out2) == rep
-    with open(live, "rb") as a, open(replay, "rb") as b:
-        assert a.read() == b.read()
-    code, out3, _ = _family_judge(
-        "rgb",
-        ["--input", src, "--judged", "reject", "--records", replay, "--judge", "replay:" + cache, "--format", "rgb"],
-    )
+    code, out3, _ = run(argv + ["--records", replay, "--judge", "replay:" + cache, "--format", "rgb"])
     assert code == 0 and json.loads(out3) == rep["result"]
 
 
 def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
-
-    src = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
-    cache, out = str(tmp_path / "cache.jsonl"), str(tmp_path / "judged.jsonl")
-    argv = [
-        "--input",
-        src,
-        "--judged",
-        "reject",
-        "--records",
-        out,
-        "--judge",
-        server.base_url,
-        "--judge-model",
-        "scripted",
-        "--judge-cache",
-        cache,
-    ]
+    out = str(tmp_path / "judged.jsonl")
+    argv = _judge_argv(server, tmp_path, P_EN1)
     server.faults = ["400"]
     code, _, err = _family_judge("rgb", argv)
     assert code == 2 and re.search(r"1 judge call\(s\) failed", err)
@@ -149,8 +94,6 @@ def test_rgb_judge_failed_call_is_an_error_then_resumes(server, tmp_path):
 
 # ------------------------------------------------------------ rgb judge: checks before any call, --per-item
 
-P_EN1 = os.path.join(RGB, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
-
 
 def _write_jsonl(path, rows):
     with open(path, "w", encoding="utf-8") as fh:
@@ -160,20 +103,8 @@ def _write_jsonl(path, rows):
 
 
 def _judge_argv(server, tmp_path, src, *extra):
-    return [
-        "--input",
-        src,
-        "--judged",
-        "reject",
-        "--records",
-        str(tmp_path / "judged.jsonl"),
-        "--judge",
-        server.base_url,
-        "--judge-model",
-        "scripted",
-        "--judge-cache",
-        str(tmp_path / "cache.jsonl"),
-    ] + list(extra)
+    records, cache = str(tmp_path / "judged.jsonl"), str(tmp_path / "cache.jsonl")
+    return ["--input", src, "--judged", "reject"] + _judge_args(server, records, cache) + list(extra)
 
 
 def test_rgb_judge_mixed_noise_rates_fail_before_any_call(server, tmp_path):

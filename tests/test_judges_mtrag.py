@@ -1,6 +1,7 @@
 """`mtrag judge` (rageval_min/_judge_mtrag.py): IDK, underspecified, RB_llm and RL_F through a
 scripted judge on a loopback server, then from the replay cache; then `mtrag condition`."""
 
+import functools
 import json
 import os
 import re
@@ -8,6 +9,7 @@ import re
 import pytest
 from conftest import ROOT, run_cli
 from judge_server import ChatServer
+from judged_helpers import _family_judge, _judge_args, _live_then_replay
 
 from rageval_min import _judge_mtrag as jm
 
@@ -48,9 +50,7 @@ def server():
         yield s
 
 
-def _run(argv):
-    r = run_cli(["mtrag", "judge"] + argv)
-    return r.code, r.out, r.err
+_run = functools.partial(_family_judge, "mtrag")
 
 
 def _expected(tasks):
@@ -74,25 +74,7 @@ def _expected(tasks):
 def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
     with open(TASKS, encoding="utf-8") as fh:
         tasks = [json.loads(line.replace("NaN", "null")) for line in fh]
-    cache = str(tmp_path / "cache.jsonl")
-    live, replay = str(tmp_path / "live.jsonl"), str(tmp_path / "replay.jsonl")
-    code, out, err = _run(
-        [
-            "--input",
-            TASKS,
-            "--records",
-            live,
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "scripted",
-            "--judge-cache",
-            cache,
-            "--concurrency",
-            "2",
-        ]
-    )
-    assert code == 0, err
+    live, replay, _, out, out2 = _live_then_replay(_run, server, tmp_path, ["--input", TASKS], "--concurrency", "2")
     rep = json.loads(out)
     with open(live, encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
@@ -113,15 +95,9 @@ def test_mtrag_judge_live_then_replay_then_condition(server, tmp_path):
     assert rb_req[0]["prompt"].startswith("\n[Instruction]") and rb_req[0]["prompt"].endswith("\n")
     calls = json.loads(out)
     n_requests = len(server.requests)
-    server.__exit__()
-
-    code, out2, err = _run(["--input", TASKS, "--records", replay, "--judge", "replay:" + cache])
-    assert code == 0, err
     replayed = json.loads(out2)
     assert replayed["result"].pop("output") == replay and calls["result"].pop("output") == live
     assert replayed == calls
-    with open(live, "rb") as a, open(replay, "rb") as b:
-        assert a.read() == b.read()
     assert json.loads(out2)["result"]["records"] == 3 and n_requests >= 9
 
     # then the reference's next stage, unchanged
@@ -138,22 +114,8 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
     tmpl.write_text("Custom IDK.\n[Response]\n{response}\n[Output]\n", encoding="utf-8")
     out = str(tmp_path / "out.jsonl")
     server.faults = ["400"]  # the first idk call fails and is not guessed
-    code, text, err = _run(
-        [
-            "--input",
-            TASKS,
-            "--records",
-            out,
-            "--steps",
-            "idk,underspecified",
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "scripted",
-            "--judge-template",
-            f"idk={tmpl}",
-        ]
-    )
+    argv = ["--input", TASKS, "--steps", "idk,underspecified", "--judge-template", f"idk={tmpl}"]
+    code, text, err = _run(argv + _judge_args(server, out))
     assert code == 0, err
     rep = json.loads(text)
     import hashlib
@@ -171,20 +133,7 @@ def test_mtrag_judge_steps_templates_and_failures(server, tmp_path):
     assert any("underspecified_eval: judge call failed" in d for d in rep["diagnostics"])
     assert "RB_llm" not in rows[1]["metrics"] or rows[1]["metrics"]["RB_llm"] != [None]
     n_requests = len(server.requests)
-    code, text, err = _run(
-        [
-            "--input",
-            TASKS,
-            "--records",
-            out,
-            "--steps",
-            "idk,bogus",
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "m",
-        ]
-    )
+    code, text, err = _run(["--input", TASKS, "--steps", "idk,bogus"] + _judge_args(server, out, model="m"))
     assert code == 2 and "unknown step" in err and len(server.requests) == n_requests
 
 

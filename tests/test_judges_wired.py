@@ -4,11 +4,11 @@ add them yet (see the judges helper's report / docs/judges.md for the two lines 
 
 import json
 import os
-import sys
 
 import pytest
 from conftest import ROOT, need, run_cli, run_subprocess
 from judge_server import ChatServer
+from judged_helpers import _judge_args, scripted
 
 
 def _wired(family):
@@ -18,9 +18,6 @@ def _wired(family):
 
 @pytest.fixture
 def server():
-    sys.path.insert(0, os.path.dirname(__file__))
-    from test_judges_families import scripted
-
     with ChatServer(answer=scripted) as s:
         yield s
 
@@ -30,57 +27,13 @@ def test_rgb_judge_via_main_and_subprocess(server, tmp_path):
         pytest.skip("rgb judge is not registered by _cmd_rgb.register yet")
     src = os.path.join(ROOT, "gold_samples", "rgb", "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
     cache, out = str(tmp_path / "c.jsonl"), str(tmp_path / "j.jsonl")
-    r = run_cli(
-        [
-            "rgb",
-            "judge",
-            "--input",
-            src,
-            "--judged",
-            "reject",
-            "--records",
-            out,
-            "--judge",
-            server.base_url,
-            "--judge-model",
-            "scripted",
-            "--judge-cache",
-            cache,
-        ]
-    )
+    base = ["rgb", "judge", "--input", src, "--judged", "reject"]
+    r = run_cli(base + _judge_args(server, out, cache))
     assert r.code == 0, r.err
     assert json.loads(r.out)["result"]["reject_rate"] == 0.5
-    p = run_subprocess(
-        [
-            "rgb",
-            "judge",
-            "--input",
-            src,
-            "--judged",
-            "reject",
-            "--records",
-            out,
-            "--judge",
-            "replay:" + cache,
-            "--gate",
-            "reject_rate>0.6",
-        ]
-    )
+    p = run_subprocess(base + ["--records", out, "--judge", "replay:" + cache, "--gate", "reject_rate>0.6"])
     assert p.code == 1 and json.loads(p.out)["result"]["reject_rate"] == 0.5
-    p = run_subprocess(
-        [
-            "rgb",
-            "judge",
-            "--input",
-            src,
-            "--judged",
-            "reject",
-            "--records",
-            out,
-            "--judge",
-            "replay:" + str(tmp_path / "missing.jsonl"),
-        ]
-    )
+    p = run_subprocess(base + ["--records", out, "--judge", "replay:" + str(tmp_path / "missing.jsonl")])
     assert p.code == 2 and "replay cache not found" in p.err
 
 
