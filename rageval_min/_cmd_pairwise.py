@@ -34,6 +34,29 @@ from .gates import check_gate_names
 PAIRWISE_PARAMS: Dict[str, Any] = {"temperature": 0, "max_tokens": 1024}
 
 
+def _add_extra_option(p: argparse.ArgumentParser) -> None:
+    """``--extra``, the same for ``score`` and ``judge``."""
+    p.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        choices=list(pairwise.EXTRAS),
+        metavar="NAME",
+        help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS),
+    )
+
+
+def _add_failure_limit_option(p: argparse.ArgumentParser) -> None:
+    """``--failure-limit``, the same for ``score`` and ``judge``."""
+    p.add_argument(
+        "--failure-limit",
+        type=int,
+        default=5,
+        metavar="N",
+        help="error out when N (at least 1) or more judge calls failed (default: 5, the reference's)",
+    )
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "pairwise",
@@ -117,14 +140,7 @@ def register(sub: Any) -> None:
         metavar="NAME",
         help="column holding the judge output (default: the only non-comparison column)",
     )
-    sc.add_argument(
-        "--extra",
-        action="append",
-        default=[],
-        choices=list(pairwise.EXTRAS),
-        metavar="NAME",
-        help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS),
-    )
+    _add_extra_option(sc)
     sc.add_argument(
         "--lengths",
         choices=("chars", "tokens"),
@@ -132,13 +148,7 @@ def register(sub: Any) -> None:
         help="answer length unit: chars (default) or tiktoken cl100k tokens as the "
         f"reference ({pip_hint('tokens')}; tiktoken downloads its BPE file on first use)",
     )
-    sc.add_argument(
-        "--failure-limit",
-        type=int,
-        default=5,
-        metavar="N",
-        help="error out when N (at least 1) or more judge calls failed (default: 5, the reference's)",
-    )
+    _add_failure_limit_option(sc)
     sc.add_argument(
         "--judge-template",
         metavar="FILE",
@@ -184,21 +194,8 @@ def _register_judge(psub: Any) -> None:
     j.add_argument(
         "--judge-column", default="judge", metavar="NAME", help="name of the judge column in --records (default: judge)"
     )
-    j.add_argument(
-        "--extra",
-        action="append",
-        default=[],
-        choices=list(pairwise.EXTRAS),
-        metavar="NAME",
-        help="opt-in extra output, repeatable: " + ", ".join(pairwise.EXTRAS),
-    )
-    j.add_argument(
-        "--failure-limit",
-        type=int,
-        default=5,
-        metavar="N",
-        help="error out when N (at least 1) or more judge calls failed (default: 5, the reference's)",
-    )
+    _add_extra_option(j)
+    _add_failure_limit_option(j)
     add_records_option(j, what="the judged record (comparison columns + the judge column)")
     _cli_judge.add_judge_options(j)
     add_report_options(j, variants=pairwise.VARIANTS, per_item=True)

@@ -1685,33 +1685,6 @@ def _accumulate(
     return items
 
 
-def _accumulator(
-    command: str,
-    *,
-    nopt: int,
-    refm: Optional[str],
-    judge_column: str,
-    variants: Sequence[str],
-    extras: Sequence[str],
-    length_unit: str,
-    failure_cnt: int,
-    judge_template: Optional[str],
-    judge_model: Optional[str],
-) -> PairwiseAccumulator:
-    cls = PairwiseJudgeAccumulator if command == "judge" else PairwiseAccumulator
-    return cls(
-        nopt=nopt,
-        refm=refm,
-        judge_column=judge_column,
-        variants=variants,
-        extras=extras,
-        lengths=length_unit,
-        failure_limit=failure_cnt,
-        judge_template=template_id(judge_template),
-        judge_model=judge_model,
-    )
-
-
 def score(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -1761,16 +1734,16 @@ def score(
     extras = check_extras(extras)
     nopt = _check_nopt(nopt)
     jcol = check_record_columns(records, judge_column=judge_column)
-    acc = _accumulator(
-        command,
+    cls = PairwiseJudgeAccumulator if command == "judge" else PairwiseAccumulator
+    acc = cls(
         nopt=nopt,
         refm=refm,
         judge_column=jcol,
         variants=variants,
         extras=extras,
-        length_unit=length_unit,
-        failure_cnt=failure_cnt,
-        judge_template=judge_template,
+        lengths=length_unit,
+        failure_limit=failure_cnt,
+        judge_template=template_id(judge_template),
         judge_model=judge_model,
     )
     for text in notes:

@@ -605,9 +605,13 @@ def format_result_json(obj: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- mixing
 
 
-def _check_rate(name: str, value: Any) -> None:
-    if not _is_number(value) or not (0 <= value <= 1):  # also rejects NaN
-        raise ScoringError(f"{name} must be a number in [0, 1], got {value!r}", field=name)
+def _check_mix_params(noise_rate: Any, correct_rate: Any, passage_num: Any) -> None:
+    """Rates in [0, 1] (NaN fails) and ``passage_num`` an int >= 0, as :func:`mix_documents` needs."""
+    for name, value in (("noise_rate", noise_rate), ("correct_rate", correct_rate)):
+        if not _is_number(value) or not (0 <= value <= 1):  # also rejects NaN
+            raise ScoringError(f"{name} must be a number in [0, 1], got {value!r}", field=name)
+    if not _is_int(passage_num) or passage_num < 0:
+        raise ScoringError(f"passage_num must be an int >= 0, got {passage_num!r}", field="passage_num")
 
 
 def _str_list(instance: Mapping[str, Any], key: str, who: Optional[str]) -> List[Any]:
@@ -668,10 +672,7 @@ def mix_documents(
     >>> mix_documents(inst, dataset="en", noise_rate=0.4, passage_num=5)
     ['p1', 'n2', 'n1', 'n0', 'p0']
     """
-    _check_rate("noise_rate", noise_rate)
-    _check_rate("correct_rate", correct_rate)
-    if not _is_int(passage_num) or passage_num < 0:
-        raise ScoringError(f"passage_num must be an int >= 0, got {passage_num!r}", field="passage_num")
+    _check_mix_params(noise_rate, correct_rate, passage_num)
     rid = instance.get("id") if isinstance(instance, Mapping) else None
     who = _who(rid)
     if not isinstance(instance, Mapping):
@@ -1908,10 +1909,7 @@ def mix_file(
 
     Instances the reference drops are left out and named in the notes.
     """
-    _check_rate("noise_rate", noise_rate)
-    _check_rate("correct_rate", correct_rate)
-    if not _is_int(passage_num) or passage_num < 0:
-        raise ScoringError(f"passage_num must be an int >= 0, got {passage_num!r}", field="passage_num")
+    _check_mix_params(noise_rate, correct_rate, passage_num)
     notes: List[str] = []
     count = 0
     for line, inst in read_records(path):
