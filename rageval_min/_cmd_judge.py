@@ -12,7 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import _cli_judge, judges
 from ._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
-from ._io import Problems, atomic_writer, first_bad_path, iter_records, read_text
+from ._io import Problems, first_bad_path, iter_records, read_text, write_jsonl
 from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
@@ -253,7 +253,5 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         report, rows = compute(runner, data, params=params, template=template, answer_field=args.answer_field)
     finally:
         runner.close()
-    with atomic_writer(args.records) as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_jsonl(args.records, rows)
     return emit_report(report, args, io)

@@ -25,7 +25,7 @@ from ._cli_common import (
     stream_output_path,
 )
 from ._extras import pip_hint
-from ._io import atomic_writer, open_output, read_text
+from ._io import atomic_writer, open_output, read_text, write_jsonl
 from .errors import ScoringError
 from .gates import check_gate_names
 
@@ -401,12 +401,6 @@ def _one_template(values: Optional[List[str]]) -> Optional[str]:
     return values[0]
 
 
-def _write_jsonl(path: str, rows: List[Dict[str, Any]]) -> None:
-    with atomic_writer(path) as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     gates = prepare(args, inputs=[args.input] + list(args.judge_template or []))
     template_path = _one_template(args.judge_template)
@@ -444,7 +438,7 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     for k, (i, _) in enumerate(prompts):
         answer = res.answers[k]
         records[i][args.judge_column] = pairwise.FAIL_MESSAGE if answer is None else answer
-    _write_jsonl(args.records, records)
+    write_jsonl(args.records, records)
     with item_sink(args.per_item) as on_item:
         scored = pairwise.score(
             records,

@@ -24,7 +24,7 @@ from ._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from ._io import atomic_writer, open_output, read_text
+from ._io import open_output, read_text, write_jsonl
 from ._report import Report
 from .errors import ScoringError
 from .gates import check_gate_names
@@ -346,7 +346,7 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
             records[i]["judge_error"] = res.errors[k]
             failed.append(f"id={records[i].get('id', i + 1)}: {res.errors[k]}")
     if args.records:
-        _write_jsonl(args.records, records)
+        write_jsonl(args.records, records)
     if failed:
         where = f"the judged records are in {args.records} and " if args.records else ""
         raise ScoringError(
@@ -366,12 +366,6 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
         )
     report = _cli_judge.with_judge_stats(report, runner)
     return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix=rgb.STDOUT_SUFFIX)
-
-
-def _write_jsonl(path: str, rows: Sequence[Dict[str, Any]]) -> None:
-    with atomic_writer(path) as fh:
-        for row in rows:
-            fh.write(_dumps(row) + "\n")
 
 
 # --------------------------------------------------------------------------- report

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type, TypeVar
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type, TypeVar
 
 from .errors import ScoringError
 
@@ -47,6 +47,7 @@ __all__ = [
     "read_json",
     "read_text",
     "RECORD_FORMATS",
+    "write_jsonl",
 ]
 
 #: How many problems a reader collects before it stops reading the file.
@@ -244,6 +245,13 @@ def dumps(value: Any, **kwargs: Any) -> str:
         return json.dumps(value, **kwargs)
     except ValueError:
         return json.dumps(_finite(value)[0], **kwargs)
+
+
+def write_jsonl(path: str, rows: Iterable[Any]) -> None:
+    """Write ``rows`` to ``path`` as JSON Lines (UTF-8 text, not ASCII escapes), atomically."""
+    with atomic_writer(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def _open_text_lines(fh: IO[bytes]) -> "io.TextIOWrapper":
