@@ -20,7 +20,7 @@ import contextlib
 import math
 import shutil
 import tempfile
-from typing import Any, Callable, List, Optional, TextIO
+from typing import Any, Callable, Dict, List, Optional, TextIO
 
 from . import factuality as F
 from ._cli_common import (
@@ -107,6 +107,11 @@ def _ci_needed(args: argparse.Namespace) -> bool:
     if any(t.fmt not in _NO_CI_FORMATS for t in report_targets(args)):
         return True
     return any("_ci_" in g for g in getattr(args, "gate", None) or [])
+
+
+def _boot_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
+    """The options of :func:`_add_boot_options`, and ``with_ci``, as keyword arguments of the scoring call."""
+    return {"bootstrap": args.bootstrap, "confidence": args.confidence, "seed": args.seed, "with_ci": _ci_needed(args)}
 
 
 def _no_subcommand(args: argparse.Namespace, io: CliIO) -> int:
@@ -247,7 +252,6 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
     targets = report_targets(args)
     streams = [t for t in targets if t.fmt == "jsonl"]
     others = [t for t in targets if t.fmt != "jsonl"]
-    with_ci = _ci_needed(args)
     with contextlib.ExitStack() as stack:
         # a file target is written atomically; stdout is spooled to a temporary file and
         # copied at the end, so a run that fails (exit 2) prints nothing and memory stays flat
@@ -268,12 +272,9 @@ def run_f1k(args: argparse.Namespace, io: CliIO) -> int:
         report = F.f1k_file(
             args.input,
             max_claims=args.max_claims,
-            bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
-            with_ci=with_ci,
             on_item=per_item,
             on_line=on_line if sinks else None,
+            **_boot_kwargs(args),
         )
         check_gate_names(gates, report.metrics)
         outcomes = evaluate_gates(gates, report.metrics)
@@ -302,12 +303,9 @@ def run_safe(args: argparse.Namespace, io: CliIO) -> int:
             max_claim=args.max_claim,
             eval_side1=args.eval_side1,
             eval_side2=args.eval_side2,
-            bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
             variants=selected_variants(args),
-            with_ci=_ci_needed(args),
             on_item=on_item,
+            **_boot_kwargs(args),
         )
     text = F.dumps_reference(res.result)
     assert res.report is not None
@@ -325,14 +323,7 @@ def run_factscore(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.input], metric_names=F.FactScoreAccumulator.metric_names(gamma=args.gamma))
     with item_sink(args.per_item) as on_item:
         report = F.factscore_file(
-            args.input,
-            gamma=args.gamma,
-            bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
-            variants=selected_variants(args),
-            with_ci=_ci_needed(args),
-            on_item=on_item,
+            args.input, gamma=args.gamma, variants=selected_variants(args), on_item=on_item, **_boot_kwargs(args)
         )
     return emit_report(report, args, io, formatters=F.REPORT_FORMATS)
 

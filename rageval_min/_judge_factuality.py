@@ -222,10 +222,15 @@ def judge_responses(
         knowledge.append("\n".join(passages))
     failed: Dict[int, str] = {}
 
-    def note_failures(owners: Sequence[int], errors: Sequence[Optional[str]]) -> None:
-        for o, e in zip(owners, errors):
+    def step(
+        prompts: List[str], owners: Sequence[int], params: Dict[str, Any], parse: Callable[[str], Any], name: str
+    ) -> List[Any]:
+        """One judge step: run ``prompts``; a failed call fails its owner's response (the first error kept)."""
+        res = runner.run(prompts, params=params, parse=parse, label=name)
+        for o, e in zip(owners, res.errors):
             if e is not None and o not in failed:
                 failed[o] = e
+        return res.parsed
 
     # step 1: facts per sentence
     sent_owner: List[int] = []
@@ -234,49 +239,49 @@ def judge_responses(
         for s in split_sentences(resp):
             sent_owner.append(i)
             sentences.append(s)
-    r1 = runner.run(
-        [tpl["facts"].render(sentence=s) for s in sentences],
-        params=FACT_PARAMS,
-        parse=parse_facts,
-        label="factuality facts",
+    parsed = step(
+        [tpl["facts"].render(sentence=s) for s in sentences], sent_owner, FACT_PARAMS, parse_facts, "factuality facts"
     )
-    note_failures(sent_owner, r1.errors)
     facts: List[Tuple[int, str, str]] = []  # owner, sentence, fact
-    for owner, sentence, items in zip(sent_owner, sentences, r1.parsed):
+    for owner, sentence, items in zip(sent_owner, sentences, parsed):
         for f in items or []:
             facts.append((owner, sentence, f))
+    fact_owner = [o for o, _, _ in facts]
     # step 2: self-contained revision (unreadable -> the original fact)
-    r2 = runner.run(
+    parsed = step(
         [tpl["revise"].render(response=responses[o], fact=f) for o, _, f in facts],
-        params=RATER_PARAMS,
-        parse=parse_revised,
-        label="factuality revise",
+        fact_owner,
+        RATER_PARAMS,
+        parse_revised,
+        "factuality revise",
     )
-    note_failures([o for o, _, _ in facts], r2.errors)
-    revised = [rv if isinstance(rv, str) else f for (_, _, f), rv in zip(facts, r2.parsed)]
+    revised = [rv if isinstance(rv, str) else f for (_, _, f), rv in zip(facts, parsed)]
     # step 3: relevance (unreadable -> relevant)
-    r3 = runner.run(
+    relevance = step(
         [
             tpl["relevance"].render(prompt=prompts[o], response=responses[o], fact=rf)
-            for (o, _, _), rf in zip(facts, revised)
+            for o, rf in zip(fact_owner, revised)
         ],
-        params=RATER_PARAMS,
-        parse=parse_relevance,
-        label="factuality relevance",
+        fact_owner,
+        RATER_PARAMS,
+        parse_relevance,
+        "factuality relevance",
     )
-    note_failures([o for o, _, _ in facts], r3.errors)
-    relevant = [k for k, rel in enumerate(r3.parsed) if rel is not False]
+    relevant = [k for k, rel in enumerate(relevance) if rel is not False]
     # step 4: rating against the record's passages
-    r4 = runner.run(
-        [tpl["rate"].render(knowledge=knowledge[facts[k][0]], fact=revised[k]) for k in relevant],
-        params=RATER_PARAMS,
-        parse=parse_rating,
-        label="factuality rate",
+    ratings = step(
+        [tpl["rate"].render(knowledge=knowledge[fact_owner[k]], fact=revised[k]) for k in relevant],
+        [fact_owner[k] for k in relevant],
+        RATER_PARAMS,
+        parse_rating,
+        "factuality rate",
     )
-    note_failures([facts[k][0] for k in relevant], r4.errors)
-    label: Dict[int, Optional[str]] = {k: "Irrelevant" for k, rel in enumerate(r3.parsed) if rel is False}
-    for k, rating in zip(relevant, r4.parsed):
+    label: Dict[int, Optional[str]] = {k: "Irrelevant" for k, rel in enumerate(relevance) if rel is False}
+    for k, rating in zip(relevant, ratings):
         label[k] = rating
+    by_owner: List[List[int]] = [[] for _ in ids]  # each response's fact indices, in order
+    for k, o in enumerate(fact_owner):
+        by_owner[o].append(k)
     lines: List[Dict[str, Any]] = []
     diags: List[str] = []
     for i, rid in enumerate(ids):
@@ -284,7 +289,7 @@ def judge_responses(
             lines.append({"id": rid, "error": f"judge call failed: {failed[i]}"})
             diags.append(f"id={rid}: judge call failed ({failed[i]}); no counts")
             continue
-        mine = [k for k, (o, _, _) in enumerate(facts) if o == i]
+        mine = by_owner[i]
         labels = [label.get(k) for k in mine]
         dropped = sum(1 for lab in labels if lab is None)
         if dropped:

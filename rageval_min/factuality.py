@@ -1060,6 +1060,33 @@ def veriscore(records: Sequence[Mapping[str, Any]], *, variants: Iterable[str] =
         pools.setdefault(domain, []).append(rec["total_claims"])
         groups.setdefault((model, domain), []).append(rec)
     domains = {d: veriscore_k(v, domain=d) for d, v in pools.items()}
+    rows = _veriscore_rows(
+        ((model, domain, recs) for (model, domain), recs in groups.items()),
+        domains,
+        names,
+        diagnostics,
+        counts=("supported", "total_claims"),
+        where=lambda model, domain, r: str(r.get("id", f"{model}/{domain}")),
+    )
+    return VeriScoreResult(domains, rows, diagnostics)
+
+
+def _veriscore_rows(
+    groups: Iterable[Sequence[Any]],
+    domains: Mapping[str, Tuple[int, int]],
+    names: Sequence[str],
+    diagnostics: List[str],
+    *,
+    counts: Tuple[Any, Any],
+    where: Callable[[str, str, Any], str],
+) -> List[VeriScoreRow]:
+    """The VeriScore row of each ``(model, domain, responses)`` group, K taken from ``domains``.
+
+    A response is read as ``response[s]`` and ``response[total]`` for ``(s, total) = counts``
+    (a record's keys, or the accumulator's ``[id, supported, total_claims]`` positions);
+    ``where(model, domain, response)`` names it in a diagnostic.
+    """
+    s, total = counts
 
     def mean(values: List[Number]) -> float:
         if "veriscore_py312_sum" in names:
@@ -1067,27 +1094,21 @@ def veriscore(records: Sequence[Mapping[str, Any]], *, variants: Iterable[str] =
         return _seq_mean(values)
 
     rows = []
-    for (model, domain), recs in groups.items():
+    for model, domain, responses in groups:
         k_med, k_max = domains[domain]
-        if k_med <= 0 and any(r["total_claims"] != 0 for r in recs):
+        if k_med <= 0 and any(r[total] != 0 for r in responses):
             # the reference divides by K: ZeroDivisionError
             raise ScoringError(
                 "K_median is 0 (most responses have no claims); F1@K is undefined",
                 record=f"domain {domain!r}",
             )
         f_med = [
-            veriscore_f1(
-                r["supported"],
-                r["total_claims"],
-                k_med,
-                diagnostics=diagnostics,
-                where=str(r.get("id", f"{model}/{domain}")),
-            )
-            for r in recs
+            veriscore_f1(r[s], r[total], k_med, diagnostics=diagnostics, where=where(model, domain, r))
+            for r in responses
         ]
-        f_max = [veriscore_f1(r["supported"], r["total_claims"], k_max) for r in recs]
-        rows.append(VeriScoreRow(model, domain, len(recs), k_med, k_max, mean(f_med), mean(f_max)))
-    return VeriScoreResult(domains, rows, diagnostics)
+        f_max = [veriscore_f1(r[s], r[total], k_max) for r in responses]
+        rows.append(VeriScoreRow(model, domain, len(responses), k_med, k_max, mean(f_med), mean(f_max)))
+    return rows
 
 
 # ---------------------------------------------------------------------------
@@ -2047,11 +2068,17 @@ def factscore_item(
     An empty fact list without gamma responds with a nan (null) score, as the
     reference.
     """
+    return _factscore_row(record, labeled_decisions(record, exclude_ir=exclude_ir, where=where), gamma=gamma, line=line)
+
+
+def _factscore_row(
+    record: Mapping[str, Any], facts: Optional[List[bool]], *, gamma: Optional[Number], line: int
+) -> ItemRow:
+    """:func:`factscore_item` from the record's :func:`labeled_decisions` (``facts``)."""
     row: ItemRow = {"line": line}
     label = record.get("id", record.get("topic"))
     if label is not None:
         row["id"] = label
-    facts = labeled_decisions(record, exclude_ir=exclude_ir, where=where)
     if facts is not None and len(facts) == 0 and gamma:
         facts = None
     if facts is None:
@@ -2213,9 +2240,8 @@ def _factscore_record(
 ) -> Tuple[ItemRow, Optional[str]]:
     """The per-item work of ``factscore`` (picklable): the row and its diagnostic (None: none)."""
     lineno, rec = numbered
-    where = f"{path}:{lineno}"
-    row = factscore_item(rec, gamma=gamma, exclude_ir=exclude_ir, line=lineno, where=where)
-    facts = labeled_decisions(rec, exclude_ir=exclude_ir, where=where)
+    facts = labeled_decisions(rec, exclude_ir=exclude_ir, where=f"{path}:{lineno}")
+    row = _factscore_row(rec, facts, gamma=gamma, line=lineno)
     note = None
     if facts is not None and len(facts) == 0:
         name = record_name(path, lineno, row.get("id"))
@@ -2319,22 +2345,9 @@ class VeriScoreAccumulator(Accumulator):
         for model, domain, entries in self.groups:
             pools.setdefault(domain, []).extend(e[2] for e in entries)
         domains = {d: veriscore_k(v, domain=d) for d, v in pools.items()}
-
-        def mean(values: List[Number]) -> float:
-            if "veriscore_py312_sum" in names:
-                return _py312_sum(values) / len(values)
-            return _seq_mean(values)
-
-        rows = []
-        for model, domain, entries in self.groups:
-            k_med, k_max = domains[domain]
-            if k_med <= 0 and any(e[2] != 0 for e in entries):
-                raise ScoringError(
-                    "K_median is 0 (most responses have no claims); F1@K is undefined", record=f"domain {domain!r}"
-                )
-            f_med = [veriscore_f1(e[1], e[2], k_med, diagnostics=diagnostics, where=str(e[0])) for e in entries]
-            f_max = [veriscore_f1(e[1], e[2], k_max) for e in entries]
-            rows.append(VeriScoreRow(model, domain, len(entries), k_med, k_max, mean(f_med), mean(f_max)))
+        rows = _veriscore_rows(
+            self.groups, domains, names, diagnostics, counts=(1, 2), where=lambda model, domain, e: str(e[0])
+        )
         metrics: Dict[str, Any] = {}
         for row in rows:
             tag = ".".join(p for p in (row.model, row.domain) if p)
