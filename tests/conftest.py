@@ -69,6 +69,52 @@ def absolute_argv(argv: List[str]) -> List[str]:
     return [a.replace(g, os.path.join(ROOT, g)) if g in a else a for a in argv]
 
 
+#: The key order of an ``rgb score`` result on a fact-checking dataset (``en_fact``, ``zh_fact``).
+RGB_FACT_KEYS = ["all_rate", "noise_rate", "tt", "nums", "fact_check_rate", "correct_rate", "fact_tt", "correct_tt"]
+
+
+def consecutive_parts(items: list, n: int) -> list:
+    """``items`` cut into ``n`` consecutive parts, the first ``len(items) % n`` one item longer
+    (some empty when there are fewer items than parts)."""
+    size, extra = divmod(len(items), n)
+    out, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return out
+
+
+def shards(items: list, n: int) -> list:
+    """The non-empty :func:`consecutive_parts` of ``items``: what at most ``n`` shard runs read."""
+    return [part for part in consecutive_parts(items, n) if part]
+
+
+def nonblank_lines(path: str) -> List[str]:
+    """The lines of a JSON Lines file that are not blank, each with its line break."""
+    with open(path, encoding="utf-8") as fh:
+        return [line for line in fh if line.strip()]
+
+
+def merge_of_shards(tmp_path, argv: List[str], lines: List[str], n: int, codes=(0,)) -> str:
+    """Run ``argv`` (``{input}`` standing for the shard's file, ``tmp_path/shard{n}-{k}.jsonl``) with
+    ``--emit-partial`` on each of the :func:`shards` of ``lines`` in ``n``, ``merge`` the states into
+    JSON and return its text.  Every run must exit with one of ``codes``."""
+    states = []
+    for k, shard in enumerate(shards(lines, n)):
+        path = tmp_path / f"shard{n}-{k}.jsonl"
+        path.write_text("".join(shard), encoding="utf-8")
+        state = tmp_path / f"state{n}-{k}.json"
+        shard_argv = [str(path) if a == "{input}" else a for a in argv]
+        r = run_cli(shard_argv + ["--emit-partial", str(state), "--output", str(tmp_path / "x.json")])
+        assert r.code in codes, r.err
+        states.append(str(state))
+    merged = tmp_path / f"merged{n}.json"
+    r = run_cli(["merge"] + states + ["--output", f"json:{merged}"])
+    assert r.code in codes, r.err
+    return merged.read_text(encoding="utf-8")
+
+
 class Run(NamedTuple):
     code: int
     out: str
@@ -126,3 +172,21 @@ def cli():
 @pytest.fixture
 def cli_proc():
     return run_subprocess
+
+
+@pytest.fixture
+def engines(monkeypatch):
+    """Every engine the CLI builds (``_parallel.make_engine`` spied on), so a test can see whether the
+    work went through it (``engines[-1].name``, ``engines[-1].chunks_run``)."""
+    from rageval_min import _parallel
+
+    made = []
+    real = _parallel.make_engine
+
+    def spy(jobs):
+        engine = real(jobs)
+        made.append(engine)
+        return engine
+
+    monkeypatch.setattr(_parallel, "make_engine", spy)
+    return made

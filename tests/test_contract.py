@@ -11,7 +11,7 @@ import importlib
 import json
 
 import pytest
-from conftest import absolute_argv, contract_cases, run_cli
+from conftest import absolute_argv, consecutive_parts, contract_cases, run_cli
 
 from rageval_min._contract import Accumulator, accumulator_class, accumulator_from_state
 from rageval_min._report import render_json
@@ -23,17 +23,6 @@ G = "gold_samples/"
 #: One case per scoring command: family, command, the accumulator's params, CLI argv on a gold sample
 #: (without --per-item/--output/--format), in tests/contract_cases/<family>.json.
 CASES = [(c["id"], c["family"], c["command"], c["params"], c["argv"]) for c in contract_cases()]
-
-
-def _parts(rows, n):
-    """``rows`` cut into ``n`` consecutive parts (some empty when there are fewer rows than parts)."""
-    size, extra = divmod(len(rows), n)
-    out, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
-        out.append(rows[start:end])
-        start = end
-    return out
 
 
 def _through_json(acc: Accumulator) -> Accumulator:
@@ -67,7 +56,7 @@ def test_partitions_merge_byte_identically(case_id, family, command, params, arg
     expected = render_json(one, ())
     for n in (1, 2, 7):
         merged = None
-        for part in _parts(indexed, n):
+        for part in consecutive_parts(indexed, n):
             acc = _through_json(_accumulate(cls, params, part, notes_at))
             merged = acc if merged is None else merged.merge(acc)
         assert render_json(merged.finalize(), ()) == expected, f"{n} parts"

@@ -11,15 +11,11 @@ every family is covered the same way:
   bytes (skipped with its reason without the dask extra; required in CI).
 """
 
-import io
 import json
 import os
 
 import pytest
-from conftest import ROOT, absolute_argv, contract_cases, need, run_cli
-
-from rageval_min import _parallel
-from rageval_min.cli import main
+from conftest import ROOT, absolute_argv, contract_cases, merge_of_shards, need, nonblank_lines, run_cli, shards
 
 G = "gold_samples/"
 CASES = contract_cases()
@@ -33,27 +29,6 @@ def _argv(case):
     return absolute_argv(case["argv"])
 
 
-def _run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture
-def engines(monkeypatch):
-    """Every engine the CLI builds, so a test can see whether the work went through it."""
-    made = []
-    real = _parallel.make_engine
-
-    def spy(jobs):
-        engine = real(jobs)
-        made.append(engine)
-        return engine
-
-    monkeypatch.setattr(_parallel, "make_engine", spy)
-    return made
-
-
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_jobs_give_the_same_bytes_and_use_the_pool(case, engines, tmp_path):
     argv = _argv(case)
@@ -64,7 +39,7 @@ def test_jobs_give_the_same_bytes_and_use_the_pool(case, engines, tmp_path):
             path = tmp_path / f"{jobs}.{fmt}"
             targets += ["--output", f"{fmt}:{path}"]
         items = tmp_path / f"{jobs}.items.jsonl"
-        code, out, err = _run(argv + targets + ["--per-item", str(items), "--jobs", jobs])
+        code, out, err = run_cli(argv + targets + ["--per-item", str(items), "--jobs", jobs])
         assert code in (0, 1), err
         outputs[jobs] = (
             out,
@@ -83,16 +58,6 @@ def _input_index(argv):
     return None
 
 
-def _shards(lines, n):
-    size, extra = divmod(len(lines), n)
-    out, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
-        out.append(lines[start:end])
-        start = end
-    return [s for s in out if s]
-
-
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_merge_of_shards_equals_one_pass(case, tmp_path):
     argv = _argv(case)
@@ -101,27 +66,16 @@ def test_merge_of_shards_equals_one_pass(case, tmp_path):
         pytest.skip("no single JSON Lines input to split (grounding is split by qid in test_grounding_shards)")
     if case["command"] == "summarize":
         pytest.skip("the summary names its input file; tests/test_mtrag_engine.py merges summarize shards")
-    with open(argv[i], encoding="utf-8") as fh:
-        lines = [line for line in fh.read().splitlines(keepends=True) if line.strip()]
+    lines = nonblank_lines(argv[i])
     whole = tmp_path / "whole.json"
-    code, _, err = _run(argv + ["--output", f"json:{whole}"])
+    code, _, err = run_cli(argv + ["--output", f"json:{whole}"])
     assert code in (0, 1), err
+    one_pass = whole.read_text(encoding="utf-8")
+    template = argv[:i] + ["{input}"] + argv[i + 1 :]
     for n in (1, 2, 7):
-        partials = []
-        for k, shard in enumerate(_shards(lines, n)):
-            path = tmp_path / f"shard{n}-{k}.jsonl"
-            path.write_text("".join(shard), encoding="utf-8")
-            state = tmp_path / f"state{n}-{k}.json"
-            shard_argv = list(argv)
-            shard_argv[i] = str(path)
-            code, _, err = _run(shard_argv + ["--emit-partial", str(state), "--output", str(tmp_path / "x.json")])
-            assert code in (0, 1), err
-            partials.append(str(state))
-        merged = tmp_path / f"merged{n}.json"
-        code, _, err = _run(["merge"] + partials + ["--output", f"json:{merged}"])
-        assert code in (0, 1), err
-        assert json.loads(merged.read_text())["result"] == json.loads(whole.read_text())["result"], f"{n} shards"
-        assert merged.read_text() == whole.read_text(), f"{n} shards"
+        merged = merge_of_shards(tmp_path, template, lines, n, codes=(0, 1))
+        assert json.loads(merged)["result"] == json.loads(one_pass)["result"], f"{n} shards"
+        assert merged == one_pass, f"{n} shards"
 
 
 def test_grounding_shards_split_by_qid_merge_to_one_pass(tmp_path):
@@ -139,7 +93,7 @@ def test_grounding_shards_split_by_qid_merge_to_one_pass(tmp_path):
     )
     for n in (1, 2, 3):
         states = []
-        for k, part in enumerate(_shards(qids, n)):
+        for k, part in enumerate(shards(qids, n)):
             g, t, s = tmp_path / f"g{n}{k}.jsonl", tmp_path / f"t{n}{k}.jsonl", tmp_path / f"s{n}{k}.json"
             g.write_text("".join(line for line in gold if json.loads(line)["qid"] in part))
             t.write_text("".join(line for line in trace if (json.loads(line).get("qid") or "") in part))
@@ -187,8 +141,8 @@ DASK_CASES = [c for c in CASES if c["id"] in {"grounding"} or c["id"].endswith((
 @pytest.mark.parametrize("case", DASK_CASES or CASES[:1], ids=lambda c: c["id"])
 def test_dask_engine_on_a_local_cluster_gives_the_same_bytes(case, cluster):
     argv = _argv(case)
-    code1, out1, _ = _run(argv)
-    code2, out2, err = _run(argv + ["--engine", "dask", "--scheduler", cluster.scheduler_address])
+    code1, out1, _ = run_cli(argv)
+    code2, out2, err = run_cli(argv + ["--engine", "dask", "--scheduler", cluster.scheduler_address])
     assert (code2, out2) == (code1, out1), err
 
 

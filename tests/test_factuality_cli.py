@@ -11,6 +11,7 @@ from conftest import DATA, ROOT, run_cli, run_subprocess
 FDATA = os.path.join(DATA, "factuality")
 GOLD = os.path.join(ROOT, "gold_samples", "factuality")
 FIXTURE = os.path.join(FDATA, "run_eval_fixture.input.json")
+SAFE = ["factuality", "safe", "--input", FIXTURE]
 
 
 def _expected_text(k):
@@ -126,7 +127,7 @@ def test_f1k_csv_input(tmp_path):
 @pytest.mark.parametrize("k", [64, 178])
 def test_safe_output_file_byte_for_byte(tmp_path, k):
     out = tmp_path / "out.json"
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", str(k), "--output", str(out)])
+    r = run_cli(SAFE + ["--max-claim", str(k), "--output", str(out)])
     assert r.code == 0, r.err
     assert out.read_bytes() == _expected_text(k).encode("utf-8")
     assert r.out == ""
@@ -134,23 +135,11 @@ def test_safe_output_file_byte_for_byte(tmp_path, k):
 
 
 def test_safe_stdout_and_json_envelope():
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64"])
+    r = run_cli(SAFE + ["--max-claim", "64"])
     assert r.out == _expected_text(64)
     r = run_cli(
-        [
-            "factuality",
-            "safe",
-            "--input",
-            FIXTURE,
-            "--max-claim",
-            "64",
-            "--format",
-            "json",
-            "--gate",
-            "side2_avg_f1_64>=0.54",
-            "--gate",
-            "f1_mean_ci_high<=1",
-        ]
+        SAFE
+        + ["--max-claim", "64", "--format", "json", "--gate", "side2_avg_f1_64>=0.54", "--gate", "f1_mean_ci_high<=1"]
     )
     assert r.code == 0, r.err
     out = json.loads(r.out)
@@ -162,17 +151,17 @@ def test_safe_stdout_and_json_envelope():
     assert out["result"]["aggregates"]["side2_avg_f1_64"] == 0.5403676955631517
     assert out["result"]["per_prompt_f1"]["side2"][-1] is None
     assert any("prompt 6" in d for d in out["diagnostics"])
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--gate", "f1_mean_ci_low>=0.9"])
+    r = run_cli(SAFE + ["--max-claim", "64", "--gate", "f1_mean_ci_low>=0.9"])
     assert r.code == 1 and r.out == _expected_text(64)
 
 
 def test_safe_default_flag_and_variants():
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--format", "json"])
+    r = run_cli(SAFE + ["--format", "json"])
     out = json.loads(r.out)
     assert out["result"]["f1_key"] == "f1_-1" and out["result"]["max_claims"] == 100
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--variant", "f1_key_effective_k"])
+    r = run_cli(SAFE + ["--variant", "f1_key_effective_k"])
     assert '"side2_avg_f1_100"' in r.out
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "median", "--format", "json"])
+    r = run_cli(SAFE + ["--max-claim", "median", "--format", "json"])
     out = json.loads(r.out)
     assert out["result"]["max_claims"] == 64  # upper median of S+NS: sorted [0, 4, 14, 64, 76, 210][3]
     assert "k_rule=upper_median_of_S+NS" in out["signature"]
@@ -203,43 +192,18 @@ def test_safe_crash_paths(tmp_path):
 
 
 def test_factscore_human_chatgpt():
-    r = run_cli(
-        [
-            "factuality",
-            "factscore",
-            "--input",
-            os.path.join(FDATA, "ChatGPT.jsonl"),
-            "--gamma",
-            "0",
-            "--format",
-            "json",
-            "--gate",
-            "score>=0.58",
-        ]
-    )
+    chatgpt = ["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl")]
+    r = run_cli(chatgpt + ["--gamma", "0", "--format", "json", "--gate", "score>=0.58"])
     assert r.code == 0, r.err
     res = json.loads(r.out)["result"]
     assert "%.1f" % (100 * res["score"]) == "58.3"
     assert res["num_responding"] == 157 and res["num_responses"] == 183
     assert "init_score" not in res
     assert list(res)[:3] == ["score", "respond_ratio", "num_facts_per_response"]
-    r = run_cli(["factuality", "factscore", "--input", os.path.join(FDATA, "ChatGPT.jsonl"), "--format", "json"])
+    r = run_cli(chatgpt + ["--format", "json"])
     res = json.loads(r.out)["result"]
     assert res["score"] == float.fromhex("0x1.2a7dbf0a30a0ap-1") and "init_score" in res
-    r = run_cli(
-        [
-            "factuality",
-            "factscore",
-            "--input",
-            os.path.join(FDATA, "ChatGPT.jsonl"),
-            "--gamma",
-            "0",
-            "--variant",
-            "factscore_excl_ir",
-            "--format",
-            "json",
-        ]
-    )
+    r = run_cli(chatgpt + ["--gamma", "0", "--variant", "factscore_excl_ir", "--format", "json"])
     out = json.loads(r.out)
     assert out["result"]["score"] > 0.583 and "variants=factscore_excl_ir" in out["signature"]
 
@@ -429,9 +393,7 @@ def test_factuality_without_subcommand_is_usage_error():
 
 
 def test_subprocess_exit_codes(tmp_path):
-    r = run_subprocess(
-        ["factuality", "safe", "--input", FIXTURE, "--max-claim", "178", "--gate", "side2_avg_f1_178>=0.5"]
-    )
+    r = run_subprocess(SAFE + ["--max-claim", "178", "--gate", "side2_avg_f1_178>=0.5"])
     assert r.code == 1 and r.out == _expected_text(178)
     r = run_subprocess(["factuality", "f1k", "--input", str(tmp_path / "none.jsonl")])
     assert r.code == 2 and "Traceback" not in r.err
@@ -622,8 +584,8 @@ def test_out_of_bounds_options_are_exit_2(extra):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["factuality", "safe", "--input", FIXTURE, "--bootstrap", "1000000000"],
-        ["factuality", "safe", "--input", FIXTURE, "--confidence", "nan"],
+        SAFE + ["--bootstrap", "1000000000"],
+        SAFE + ["--confidence", "nan"],
         ["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--bootstrap", "1000000000"],
         ["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--gamma", "10000000000"],
         ["factuality", "factscore", "--input", os.path.join(GOLD, "labels.jsonl"), "--gamma", "-1"],
@@ -651,24 +613,12 @@ def test_safe_sides_as_the_reference(tmp_path):
     with open(FIXTURE, encoding="utf-8") as fh:
         data = json.load(fh)
     # the flags and the side names do not matter to print_results
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--no-eval-side2"])
+    r = run_cli(SAFE + ["--max-claim", "64", "--no-eval-side2"])
     assert r.code == 0 and r.out == _expected_text(64) and "ignored" in r.err or r.out == _expected_text(64)
-    r = run_cli(["factuality", "safe", "--input", FIXTURE, "--max-claim", "64", "--no-eval-side2", "--format", "json"])
+    r = run_cli(SAFE + ["--max-claim", "64", "--no-eval-side2", "--format", "json"])
     out = json.loads(r.out)
     assert out["result"]["rated_sides"] == ["side2"] and any("--no-eval-side2 ignored" in d for d in out["diagnostics"])
-    r = run_cli(
-        [
-            "factuality",
-            "safe",
-            "--input",
-            FIXTURE,
-            "--max-claim",
-            "64",
-            "--no-eval-side2",
-            "--variant",
-            "sides_by_flags",
-        ]
-    )
+    r = run_cli(SAFE + ["--max-claim", "64", "--no-eval-side2", "--variant", "sides_by_flags"])
     assert '"side2_avg_f1_64"' not in r.out
     # prompt 0 failed: the side is left untouched (the output is the input, re-serialised)
     data["per_prompt_data"].insert(0, data["per_prompt_data"].pop())

@@ -9,10 +9,8 @@ enough for several chunks, the order of errors and diagnostics across workers, t
 import json
 import os
 
-import pytest
 from conftest import DATA, ROOT, run_cli
 
-from rageval_min import _parallel
 from rageval_min import factuality as F
 from rageval_min._contract import accumulator_from_state
 
@@ -24,20 +22,6 @@ FIXTURE = os.path.join(FDATA, "run_eval_fixture.input.json")
 def _write(path, lines):
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return str(path)
-
-
-@pytest.fixture
-def engines(monkeypatch):
-    made = []
-    real = _parallel.make_engine
-
-    def spy(jobs):
-        engine = real(jobs)
-        made.append(engine)
-        return engine
-
-    monkeypatch.setattr(_parallel, "make_engine", spy)
-    return made
 
 
 def _same_for_jobs(argv, engines, tmp_path, *, per_item=True):

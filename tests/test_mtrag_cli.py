@@ -10,6 +10,7 @@ from conftest import DATA, ROOT, run_cli, run_subprocess
 MT = os.path.join(DATA, "mtrag")
 RESPONSES = os.path.join(MT, "responses-10.jsonl")
 ANALYTICS = os.path.join(MT, "human_eval_subset.analytics.json")
+SUMMARIZE_REFERENCE = ["mtrag", "summarize", "--input", ANALYTICS, "--setting", "Reference"]
 GOLD = os.path.join(ROOT, "gold_samples", "mtrag")
 
 
@@ -137,22 +138,7 @@ def test_condition_missing_idk_is_input_error(tmp_path):
 
 
 def test_table6_reproduces_exactly():
-    r = run_cli(
-        [
-            "mtrag",
-            "summarize",
-            "--input",
-            ANALYTICS,
-            "--setting",
-            "Reference",
-            "--metric",
-            "rl_f",
-            "--metric",
-            "rb_llm",
-            "--metric",
-            "rb_agg",
-        ]
-    )
+    r = run_cli(SUMMARIZE_REFERENCE + ["--metric", "rl_f", "--metric", "rb_llm", "--metric", "rb_agg"])
     assert r.code == 0, r.err
     report = json.loads(r.out)
     models = report["result"]["settings"][0]["models"]
@@ -173,10 +159,9 @@ def test_table6_reproduces_exactly():
 
 
 def test_summarize_gates_on_any_mean():
-    base = ["mtrag", "summarize", "--input", ANALYTICS, "--setting", "Reference"]
-    assert run_cli(base + ["--gate", "Reference/gpt-4o/Answerable/rb_agg>=0.46"]).code == 0
-    assert run_cli(base + ["--gate", "Reference/gpt-4o/all/RougeL>0.99"]).code == 1
-    r = run_cli(base + ["--gate", "nope>1"])
+    assert run_cli(SUMMARIZE_REFERENCE + ["--gate", "Reference/gpt-4o/Answerable/rb_agg>=0.46"]).code == 0
+    assert run_cli(SUMMARIZE_REFERENCE + ["--gate", "Reference/gpt-4o/all/RougeL>0.99"]).code == 1
+    r = run_cli(SUMMARIZE_REFERENCE + ["--gate", "nope>1"])
     assert r.code == 2 and "Reference/reference/Answerable/rb_agg" in r.err
 
 
@@ -263,33 +248,10 @@ def test_subprocess_exit_codes(tmp_path):
     out = tmp_path / "o.jsonl"
     r = run_subprocess(["mtrag", "algorithmic", "--input", RESPONSES, "--records", str(out), "--gate", "Recall>0.99"])
     assert r.code == 1 and out.exists()
-    r = run_subprocess(
-        [
-            "mtrag",
-            "summarize",
-            "--input",
-            ANALYTICS,
-            "--format",
-            "markdown",
-            "--gate",
-            "Reference/reference/Answerable/rb_agg>=0.87",
-        ]
-    )
+    gated = ["--format", "markdown", "--gate", "Reference/reference/Answerable/rb_agg>=0.87"]
+    r = run_subprocess(["mtrag", "summarize", "--input", ANALYTICS] + gated)
     assert r.code == 2  # setting label defaults to the file name
-    r = run_subprocess(
-        [
-            "mtrag",
-            "summarize",
-            "--input",
-            ANALYTICS,
-            "--setting",
-            "Reference",
-            "--format",
-            "markdown",
-            "--gate",
-            "Reference/reference/Answerable/rb_agg>=0.87",
-        ]
-    )
+    r = run_subprocess(SUMMARIZE_REFERENCE + gated)
     assert r.code == 0 and "PASS" in r.out
     r = run_subprocess(["mtrag", "condition", "--input", str(tmp_path / "missing.jsonl"), "--records", str(out)])
     assert r.code == 2 and "Traceback" not in r.err

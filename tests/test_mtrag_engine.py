@@ -14,9 +14,7 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, need
-
-from rageval_min.cli import main
+from conftest import ROOT, merge_of_shards, need, nonblank_lines, run_cli
 
 GOLD = os.path.join(ROOT, "gold_samples", "mtrag")
 TASKS = os.path.join(GOLD, "tasks.jsonl")
@@ -24,53 +22,13 @@ CACHE = os.path.join(GOLD, "judge_cache.jsonl")
 CONDITIONED = os.path.join(GOLD, "expected_conditioned.jsonl")
 
 
-def _run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _lines(path):
-    with open(path, encoding="utf-8") as fh:
-        return [line for line in fh if line.strip()]
-
-
-def _shards(lines, n):
-    size, extra = divmod(len(lines), n)
-    out, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
-        out.append(lines[start:end])
-        start = end
-    return [s for s in out if s]
-
-
-def _merge_shards(tmp_path, argv, source, n, extra=()):
-    """Run ``argv`` (with ``{input}`` standing for the shard) on ``n`` line shards of ``source``; merge."""
-    states = []
-    for k, shard in enumerate(_shards(_lines(source), n)):
-        path = tmp_path / f"shard{n}-{k}.jsonl"
-        path.write_text("".join(shard), encoding="utf-8")
-        state = tmp_path / f"state{n}-{k}.json"
-        shard_argv = [str(path) if a == "{input}" else a for a in argv]
-        code, _, err = _run(
-            shard_argv + ["--emit-partial", str(state), "--output", str(tmp_path / "x.json")] + list(extra)
-        )
-        assert code == 0, err
-        states.append(str(state))
-    merged = tmp_path / f"merged{n}.json"
-    code, _, err = _run(["merge"] + states + ["--output", f"json:{merged}"])
-    assert code == 0, err
-    return merged.read_text(encoding="utf-8"), states
-
-
 def test_summarize_shards_merge_to_one_pass_but_for_the_input_name(tmp_path):
     argv = ["mtrag", "summarize", "--input", "{input}", "--setting", "demo"]
     whole = tmp_path / "whole.json"
-    code, _, err = _run(["mtrag", "summarize", "--input", CONDITIONED, "--setting", "demo", "--output", str(whole)])
+    code, _, err = run_cli(["mtrag", "summarize", "--input", CONDITIONED, "--setting", "demo", "--output", str(whole)])
     assert code == 0, err
     for n in (1, 2, 7):
-        merged, _ = _merge_shards(tmp_path, argv, CONDITIONED, n)
+        merged = merge_of_shards(tmp_path, argv, nonblank_lines(CONDITIONED), n)
         first_shard = str(tmp_path / f"shard{n}-0.jsonl")
         assert json.loads(merged)["result"]["settings"][0]["input"] == first_shard
         assert merged.replace(json.dumps(first_shard), json.dumps(CONDITIONED)) == whole.read_text(encoding="utf-8")
@@ -89,7 +47,7 @@ def test_judge_jobs_same_bytes_and_shards_merge(tmp_path):
     outputs = []
     for jobs in ("1", "2"):
         rep, items = tmp_path / f"r{jobs}.json", tmp_path / f"i{jobs}.jsonl"
-        code, out, err = _run(_judge_argv() + ["--output", str(rep), "--per-item", str(items), "--jobs", jobs])
+        code, out, err = run_cli(_judge_argv() + ["--output", str(rep), "--per-item", str(items), "--jobs", jobs])
         assert code == 0, err
         outputs.append((out, rep.read_bytes(), items.read_bytes()))
     assert outputs[0] == outputs[1]
@@ -99,7 +57,7 @@ def test_judge_jobs_same_bytes_and_shards_merge(tmp_path):
     for n in (2, 3):
         argv = _judge_argv(str(tmp_path / "judged.jsonl"))
         argv[argv.index(TASKS)] = "{input}"
-        merged, _ = _merge_shards(tmp_path, argv, TASKS, n)
+        merged = merge_of_shards(tmp_path, argv, nonblank_lines(TASKS), n)
         got = json.loads(merged)
         # the judge's call statistics describe each run (a replay cache: 0 calls), the rest is the one pass
         assert got["result"] == dict(whole["result"], output=str(tmp_path / "judged.jsonl"))
@@ -107,14 +65,14 @@ def test_judge_jobs_same_bytes_and_shards_merge(tmp_path):
 
 
 def test_bad_records_same_error_for_any_jobs(tmp_path):
-    good = _lines(TASKS)
+    good = nonblank_lines(TASKS)
     lines = good * 200 + ['{"task_id": "b1", "predictions": []}\n', "[1]\n"] + good * 200 + ['{"task_id": "b2"}\n']
     src = tmp_path / "in.jsonl"
     src.write_text("".join(lines), encoding="utf-8")
     errors = set()
     for jobs in ("1", "2", "4"):
         out = tmp_path / "o.jsonl"
-        code, _, err = _run(["mtrag", "algorithmic", "--input", str(src), "--records", str(out), "--jobs", jobs])
+        code, _, err = run_cli(["mtrag", "algorithmic", "--input", str(src), "--records", str(out), "--jobs", jobs])
         assert code == 2 and not out.exists()
         errors.add(err)
     assert len(errors) == 1
@@ -141,7 +99,7 @@ def test_dask_engine_gives_the_same_bytes(case, cluster, tmp_path):
     got = []
     for engine in ([], ["--engine", "dask", "--scheduler", cluster.scheduler_address]):
         rep, items = tmp_path / "r.json", tmp_path / "i.jsonl"
-        code, out, err = _run(argv + ["--output", str(rep), "--per-item", str(items)] + engine)
+        code, out, err = run_cli(argv + ["--output", str(rep), "--per-item", str(items)] + engine)
         assert code == 0, err
         got.append((out, rep.read_bytes(), items.read_bytes()))
     assert got[0] == got[1]
@@ -196,7 +154,7 @@ def test_deferred_parsing_reports_as_the_parsing_reader(seed, tmp_path, monkeypa
     from rageval_min._parallel import ProcessEngine, use_engine
 
     rng = random.Random(seed)
-    good = [line.encode("utf-8") for line in _lines(TASKS)]
+    good = [line.encode("utf-8") for line in nonblank_lines(TASKS)]
     n_bad = rng.choice([0, 1, 2, 5, 30, 60])
     lines = [rng.choice(good) for _ in range(rng.randint(1, 40))]
     for _ in range(n_bad):

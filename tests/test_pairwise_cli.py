@@ -16,6 +16,7 @@ RUN35 = os.path.join(PW, "output", "DevBench_projects_example_infer_input_2680_r
 SYN = os.path.join(PW, "synthetic", "nopt2")
 SYNRUN = os.path.join(SYN, "synthetic_meta_infer_input_2680_record0_fakejudge_2")
 SYNREC = os.path.join(SYNRUN, "record_fakejudge_2.tsv")
+SCORE_SYN = ["pairwise", "score", "--record", SYNREC, "--nopt", "2"]
 REFM = "gpt-3.5-turbo-1106"
 SHIPPED_ORDER = [
     "gpt-4-0613",
@@ -248,40 +249,12 @@ def test_gpt4_run_writes_no_consistency_tsvs(tmp_path):
     ],
 )
 def test_gates_on_rates(gate, code):
-    r = run_cli(
-        [
-            "pairwise",
-            "score",
-            "--record",
-            SYNREC,
-            "--nopt",
-            "2",
-            "--refm",
-            "ref",
-            "--extra",
-            "unparseable_share",
-            "--gate",
-            gate,
-        ]
-    )
+    r = run_cli(SCORE_SYN + ["--refm", "ref", "--extra", "unparseable_share", "--gate", gate])
     assert r.code == code, r.err
 
 
 def test_variant_and_extra_are_in_the_signature():
-    r = run_cli(
-        [
-            "pairwise",
-            "score",
-            "--record",
-            SYNREC,
-            "--nopt",
-            "2",
-            "--variant",
-            "float64_tables",
-            "--extra",
-            "per_model_consistency",
-        ]
-    )
+    r = run_cli(SCORE_SYN + ["--variant", "float64_tables", "--extra", "per_model_consistency"])
     assert r.code == 0, r.err
     sig = json.loads(r.out)["signature"]
     assert "variants=float64_tables" in sig and "extras=per_model_consistency" in sig and "refm=ref" in sig
@@ -313,7 +286,7 @@ def test_tokens_without_a_tokenizer_says_how_to_install(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "bpe_openai", None)  # importing either now raises ImportError
     monkeypatch.setitem(sys.modules, "tiktoken", None)
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--lengths", "tokens"])
+    r = run_cli(SCORE_SYN + ["--lengths", "tokens"])
     assert r.code == 2
     assert "pip install 'rageval-min[tokens]'" in r.err
 
@@ -340,12 +313,10 @@ def test_gold_sample_cases_cover_every_subcommand():
 
 
 def test_subprocess_exit_codes(tmp_path):
-    ok = run_subprocess(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--gate", "consistency_rate>=0.6"])
+    ok = run_subprocess(SCORE_SYN + ["--gate", "consistency_rate>=0.6"])
     assert ok.code == 0, ok.err
     assert json.loads(ok.out)["result"]["counts"]["consistent"] == 60
-    fail = run_subprocess(
-        ["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--gate", "consistency_rate>=0.9", "--format", "text"]
-    )
+    fail = run_subprocess(SCORE_SYN + ["--gate", "consistency_rate>=0.9", "--format", "text"])
     assert fail.code == 1 and "FAIL" in fail.out
     missing = run_subprocess(["pairwise", "score", "--record", str(tmp_path / "nope.tsv"), "--nopt", "2"])
     assert missing.code == 2 and "Traceback" not in missing.err
@@ -377,7 +348,7 @@ def test_tokens_lengths_use_the_extras_adapter(monkeypatch):
     mod = iu.module_from_spec(spec)
     spec.loader.exec_module(mod)
     monkeypatch.setitem(sys.modules, "rageval_min_extras.tokens", mod)
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--lengths", "tokens"])
+    r = run_cli(SCORE_SYN + ["--lengths", "tokens"])
     assert r.code == 0, r.err
     out = json.loads(r.out)
     ls = out["result"]["length_stats"]
@@ -416,7 +387,7 @@ def test_token_lengths_reproduce_the_reference_length_stats(tmp_path, run):
 
 def test_score_per_item_rows_in_input_order(tmp_path):
     items = tmp_path / "items.jsonl"
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--refm", "ref", "--per-item", str(items)])
+    r = run_cli(SCORE_SYN + ["--refm", "ref", "--per-item", str(items)])
     assert r.code == 0, r.err
     rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
     recs = [rec for _, rec in pw.read_table(SYNREC)]
@@ -447,10 +418,10 @@ def test_an_input_without_records_is_exit_2(tmp_path, content):
 
 def test_score_gate_name_checked_before_the_output_dir(tmp_path):
     d = tmp_path / "out"
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--gate", "nope>1", "--output-dir", str(d)])
+    r = run_cli(SCORE_SYN + ["--gate", "nope>1", "--output-dir", str(d)])
     assert r.code == 2 and "unknown metric" in r.err
     assert not d.exists()
-    r = run_cli(["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--failure-limit", "0"])
+    r = run_cli(SCORE_SYN + ["--failure-limit", "0"])
     assert r.code == 2 and "--failure-limit" in r.err
 
 
@@ -463,7 +434,7 @@ def test_prompts_output_may_not_overwrite_the_input(tmp_path):
 
 
 def test_intervals_are_wilson_on_the_count_ratios_only():
-    argv = ["pairwise", "score", "--record", SYNREC, "--nopt", "2", "--refm", "ref", "--extra", "unparseable_share"]
+    argv = SCORE_SYN + ["--refm", "ref", "--extra", "unparseable_share"]
     r = run_cli(argv + ["--intervals"])
     assert r.code == 0, r.err
     out = json.loads(r.out)

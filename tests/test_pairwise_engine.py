@@ -13,9 +13,9 @@ import json
 import os
 
 import pytest
-from conftest import DATA, ROOT, need, run_cli
+from conftest import DATA, ROOT, need, run_cli, shards
 
-from rageval_min import _parallel, pairwise
+from rageval_min import pairwise
 
 G = os.path.join(ROOT, "gold_samples", "pairwise")
 RECORD = os.path.join(G, "record_fakejudge_2.tsv")
@@ -45,29 +45,6 @@ def _write_tsv(path, rows):
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def _shards(items, n):
-    size, extra = divmod(len(items), n)
-    out, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
-        out.append(items[start:end])
-        start = end
-    return [s for s in out if s]
-
-
-@pytest.fixture
-def engines(monkeypatch):
-    made = []
-    real = _parallel.make_engine
-
-    def spy(jobs):
-        made.append(real(jobs))
-        return made[-1]
-
-    monkeypatch.setattr(_parallel, "make_engine", spy)
-    return made
-
-
 def test_the_tsv_rewritten_row_by_row_is_the_same_file(tmp_path):
     """The shard writer below reproduces the reference's quoting exactly (so a shard is a true part)."""
     copy = tmp_path / "copy.tsv"
@@ -88,7 +65,7 @@ def test_shards_of_the_record_merge_to_one_pass(opts, splits, tmp_path):
     header, *rows = _rows(RECORD)
     for n in splits:
         states = []
-        for k, shard in enumerate(_shards(rows, n)):
+        for k, shard in enumerate(shards(rows, n)):
             part = tmp_path / f"part{n}-{k}.tsv"
             _write_tsv(part, [header] + shard)
             state = tmp_path / f"state{n}-{k}.json"

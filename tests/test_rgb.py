@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import RGB_FACT_KEYS
 
 from rageval_min import rgb
 from rageval_min.errors import ScoringError
@@ -194,16 +195,7 @@ def test_no_records():
     assert s.to_dict() == {"all_rate": None, "noise_rate": 0.4, "tt": 0, "nums": 0}
     assert s.diagnostics == ("no scorable records: all_rate is null",)
     f = rgb.score([], dataset="zh_fact", noise_rate=0.0).to_dict()
-    assert list(f) == [
-        "all_rate",
-        "noise_rate",
-        "tt",
-        "nums",
-        "fact_check_rate",
-        "correct_rate",
-        "fact_tt",
-        "correct_tt",
-    ]
+    assert list(f) == RGB_FACT_KEYS
     assert f["fact_check_rate"] is None and f["correct_rate"] == 0 and type(f["correct_rate"]) is int
 
 
@@ -594,16 +586,7 @@ def test_score_item_and_metric_names():
     }
     skipped = rgb.score_item({"id": "r", "ans": 3, "prediction": "3"}, dataset="en", noise_rate=0.4)
     assert skipped["skipped"] and skipped["all_rate"] is None
-    assert rgb.ScoreAccumulator.metric_names(dataset="zh_fact") == [
-        "all_rate",
-        "noise_rate",
-        "tt",
-        "nums",
-        "fact_check_rate",
-        "correct_rate",
-        "fact_tt",
-        "correct_tt",
-    ]
+    assert rgb.ScoreAccumulator.metric_names(dataset="zh_fact") == RGB_FACT_KEYS
     assert rgb.JudgeAccumulator.metric_names(judged="reject") == ["reject_rate", "all_rate", "tt", "rejecttt", "nums"]
 
 

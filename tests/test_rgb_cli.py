@@ -5,11 +5,13 @@ import os
 import shutil
 
 import pytest
-from conftest import ROOT, run_cli, run_subprocess
+from conftest import RGB_FACT_KEYS, ROOT, run_cli, run_subprocess
 
 GOLD = os.path.join(ROOT, "gold_samples", "rgb")
 PRED_EN04 = os.path.join(GOLD, "prediction_en_demo_temp0.2_noise0.4_passage5_correct0.0.json")
 PRED_FACT = os.path.join(GOLD, "prediction_en_fact_demo_temp0.2_noise0.0_passage5_correct0.0.json")
+#: the options gold_samples/rgb/expected_mix_en.jsonl was made with (from data_en.jsonl)
+MIX_EN_OPTIONS = ["--dataset", "en", "--noise-rate", "0.4", "--passage-num", "3"]
 PREDS = sorted(
     os.path.join(GOLD, f) for f in os.listdir(GOLD) if f.startswith("prediction_") and f.endswith("0.0.json")
 )
@@ -104,16 +106,7 @@ def test_format_rgb_matches_reference_result_file(tmp_path, pred):
 def test_json_envelope_and_key_order():
     r = run_cli(["rgb", "score", "--input", PRED_FACT])
     out = json.loads(r.out)
-    assert list(out["result"]) == [
-        "all_rate",
-        "noise_rate",
-        "tt",
-        "nums",
-        "fact_check_rate",
-        "correct_rate",
-        "fact_tt",
-        "correct_tt",
-    ]
+    assert list(out["result"]) == RGB_FACT_KEYS
     assert (
         out["signature"].startswith("rageval_min:")
         and "|family=rgb|ref=chen700564/RGB@65ec39e|variants=none|" in out["signature"]
@@ -463,20 +456,7 @@ def test_subprocess_exit_codes(tmp_path):
     bad = _write(tmp_path / "bad.jsonl", ["{oops"])
     err = run_subprocess(["rgb", "score", "--input", bad, "--dataset", "zh", "--noise-rate", "0"])
     assert err.code == 2 and "bad.jsonl:1" in err.err and "Traceback" not in err.err
-    mixed = run_subprocess(
-        [
-            "rgb",
-            "mix",
-            "--input",
-            os.path.join(GOLD, "data_en.jsonl"),
-            "--dataset",
-            "en",
-            "--noise-rate",
-            "0.4",
-            "--passage-num",
-            "3",
-        ]
-    )
+    mixed = run_subprocess(["rgb", "mix", "--input", os.path.join(GOLD, "data_en.jsonl")] + MIX_EN_OPTIONS)
     with open(os.path.join(GOLD, "expected_mix_en.jsonl"), encoding="utf-8") as fh:
         assert mixed.code == 0 and mixed.out == fh.read()
 
@@ -524,22 +504,7 @@ def test_vendored_core_folder_runs_rgb(tmp_path):
     shutil.copy(os.path.join(GOLD, "data_en.jsonl"), tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-S",
-            "-m",
-            "rageval_min",
-            "rgb",
-            "mix",
-            "--input",
-            "data_en.jsonl",
-            "--dataset",
-            "en",
-            "--noise-rate",
-            "0.4",
-            "--passage-num",
-            "3",
-        ],
+        [sys.executable, "-S", "-m", "rageval_min", "rgb", "mix", "--input", "data_en.jsonl"] + MIX_EN_OPTIONS,
         cwd=str(tmp_path),
         env=env,
         capture_output=True,

@@ -10,9 +10,9 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, need, run_cli
+from conftest import ROOT, need, nonblank_lines, run_cli, shards
 
-from rageval_min import _parallel, rgb
+from rageval_min import rgb
 
 G = os.path.join(ROOT, "gold_samples", "rgb")
 NOISE1 = os.path.join(G, "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
@@ -45,26 +45,15 @@ def _argv(cmd, path):
     return before + ["--input", str(path)] + after
 
 
-def _shards(lines, n):
-    size, extra = divmod(len(lines), n)
-    out, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
-        out.append(lines[start:end])
-        start = end
-    return [s for s in out if s]
-
-
 @pytest.mark.parametrize("cmd", COMMANDS, ids=IDS)
 def test_shards_of_the_prediction_file_merge_to_one_pass(cmd, tmp_path):
     whole = run_cli(_argv(cmd, cmd[1]) + ["--format", "json"])
     assert whole.code in (0, 1), whole.err
     whole_rgb = run_cli(_argv(cmd, cmd[1]) + ["--format", "rgb", "--output", f"rgb:{tmp_path / 'whole.txt'}"])
-    with open(cmd[1], encoding="utf-8") as fh:
-        lines = [line for line in fh.read().splitlines(keepends=True) if line.strip()]
+    lines = nonblank_lines(cmd[1])
     for n in (1, 2, 7):
         states = []
-        for k, shard in enumerate(_shards(lines, n)):
+        for k, shard in enumerate(shards(lines, n)):
             folder = tmp_path / f"{n}-{k}"
             folder.mkdir()
             part = folder / os.path.basename(cmd[1])  # the same name: dataset and noise rate come from it
@@ -104,10 +93,7 @@ def _big_file(tmp_path, n=700):
     return path
 
 
-def test_jobs_keep_the_skip_notes_and_diagnostics_in_input_order(tmp_path, monkeypatch):
-    made = []
-    real = _parallel.make_engine
-    monkeypatch.setattr(_parallel, "make_engine", lambda jobs: made.append(real(jobs)) or made[-1])
+def test_jobs_keep_the_skip_notes_and_diagnostics_in_input_order(tmp_path, engines):
     path = _big_file(tmp_path)
     outs = {}
     for jobs in ("1", "3"):
@@ -115,7 +101,7 @@ def test_jobs_keep_the_skip_notes_and_diagnostics_in_input_order(tmp_path, monke
         r = run_cli(["rgb", "score", "--input", str(path), "--per-item", str(items), "--jobs", jobs])
         assert r.code == 0, r.err
         outs[jobs] = (r.out, items.read_bytes())
-    assert made[-1].name == "processes" and made[-1].chunks_run >= 3
+    assert engines[-1].name == "processes" and engines[-1].chunks_run >= 3
     assert outs["1"] == outs["3"]
     diags = json.loads(outs["1"][0])["diagnostics"]
     dropped = [d for d in diags if "skipped (as the reference does)" in d]

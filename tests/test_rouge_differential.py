@@ -15,19 +15,7 @@ from rageval_min.rouge import score, score_multi
 
 rouge_scorer = need("rouge_score.rouge_scorer", "rouge")
 
-TYPES = [
-    "rouge1",
-    "rouge2",
-    "rouge3",
-    "rouge4",
-    "rouge5",
-    "rouge6",
-    "rouge7",
-    "rouge8",
-    "rouge9",
-    "rougeL",
-    "rougeLsum",
-]
+TYPES = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]  # every type rouge-score offers
 
 
 def _key(s: Any) -> List[Any]:

@@ -18,19 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/
 
 from rouge_textgen import gen_pairs, gen_words  # noqa: E402
 
-TYPES = [
-    "rouge1",
-    "rouge2",
-    "rouge3",
-    "rouge4",
-    "rouge5",
-    "rouge6",
-    "rouge7",
-    "rouge8",
-    "rouge9",
-    "rougeL",
-    "rougeLsum",
-]
+TYPES = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]  # every type rouge-score offers
 
 
 def mtrag(conf: str) -> None:
