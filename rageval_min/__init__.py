@@ -18,30 +18,12 @@ so ``import rageval_min`` stays cheap:
 
 from typing import Any
 
-from ._version import __version__
-from .errors import ScoringError
+from . import registry
+from ._version import __version__ as __version__
+from .errors import ScoringError as ScoringError
 
-__all__ = [
-    "FORMATS",
-    "Report",
-    "ScoringError",
-    "__version__",
-    "accumulator_from_state",
-    "compare",
-    "evaluate_gates",
-    "factuality",
-    "grounding",
-    "judges",
-    "mtrag",
-    "pairwise",
-    "parse_gate",
-    "render",
-    "rgb",
-    "rouge",
-    "testing",
-]
-
-_MODULES = ("compare", "factuality", "grounding", "judges", "mtrag", "pairwise", "rgb", "rouge", "testing")
+#: The public packages of the commands (from the registry), plus the testing helpers.
+_MODULES = frozenset([c.package for c in registry.COMMANDS if c.package] + ["testing"])
 _NAMES = {
     "FORMATS": "_report",
     "Report": "_report",
@@ -50,6 +32,8 @@ _NAMES = {
     "evaluate_gates": "gates",
     "parse_gate": "gates",
 }
+
+__all__ = sorted(["ScoringError", "__version__", *_NAMES, *_MODULES])
 
 
 def __getattr__(name: str) -> Any:

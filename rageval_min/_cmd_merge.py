@@ -1,9 +1,9 @@
 """``rageval-min merge``: one report from the partial states of shards (``--emit-partial``)."""
 
 import argparse
-import importlib
 from typing import Any, List
 
+from . import registry
 from ._cli_common import CliIO, add_report_options, apply_gate_rule, emit_report, prepare
 from ._contract import Accumulator, accumulator_from_state
 from ._io import read_json
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     p.add_argument("partials", nargs="+", metavar="PARTIAL.json", help="partial states, in shard order")
     add_report_options(
         p,
-        extra_formats=("wfgy", "rgb", "abilities", "safe", "jsonl"),
+        extra_formats=registry.family_formats(),
         per_item=False,
     )
     p.set_defaults(func=run)
@@ -43,10 +43,10 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=args.partials)
     acc = merge_files(args.partials)
     report = acc.finalize()
-    family = importlib.import_module(f".{acc.FAMILY}", __package__)
+    family = registry.package_module(acc.FAMILY)
     formatters = getattr(family, "REPORT_FORMATS", {})
     for target_fmt in {t for t in [args.format] + [o.split(":", 1)[0] for o in args.output]}:
-        if target_fmt in ("wfgy", "rgb", "abilities", "safe", "jsonl") and target_fmt not in formatters:
+        if target_fmt in registry.family_formats() and target_fmt not in formatters:
             raise ScoringError(f"--format {target_fmt} is not a format of a {acc.FAMILY} report")
     report = apply_gate_rule(report, args, reference_format=next(iter(formatters), ""))
     return emit_report(report, args, io, formatters=formatters, stdout_suffix=getattr(family, "STDOUT_SUFFIX", None))

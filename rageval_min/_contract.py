@@ -82,13 +82,12 @@ def family_accumulators(family: str) -> List[Type["Accumulator"]]:
 
 def accumulator_class(family: str, command: str) -> Type["Accumulator"]:
     """The accumulator class of a family's command (imports the family module)."""
-    import importlib
+    from . import registry
 
     if (family, command) not in _REGISTRY:
-        try:
-            importlib.import_module(f".{family}", __package__)
-        except ImportError:
-            raise ScoringError(f"unknown family {family!r}") from None
+        if family not in registry.family_names():
+            raise ScoringError(f"unknown family {family!r}")
+        registry.package_module(family)
     try:
         return _REGISTRY[(family, command)]
     except KeyError:

@@ -18,6 +18,7 @@ directory, so relative paths name sample files; ``{tmp}`` in an argument is a
 fresh temporary folder for outputs.  The test suite runs the same cases.
 """
 
+import argparse
 import io
 import json
 import math
@@ -27,7 +28,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 from .errors import ScoringError
 
-__all__ = ["COMPARISONS", "CaseResult", "load_cases", "run_case", "samples_root"]
+__all__ = ["COMPARISONS", "CaseResult", "load_cases", "register", "run", "run_case", "samples_root"]
 
 
 class CaseResult(NamedTuple):
@@ -154,3 +155,39 @@ def run_case(root: str, family: str, case: Dict[str, Any], main: Callable[..., i
 def run_family(root: str, family: str, main: Callable[..., int]) -> Sequence[CaseResult]:
     """Every case of ``family``."""
     return [run_case(root, family, case, main) for case in load_cases(root, family)]
+
+
+def register(sub: Any) -> None:
+    """Add the ``demo`` command."""
+    demo = sub.add_parser("demo", help="run every family on the bundled gold samples")
+    demo.add_argument("--samples", metavar="DIR", help="the gold_samples folder (default: the checkout's)")
+    demo.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, io: Any) -> int:
+    """Run every command's gold-sample cases (``gold_samples/<command>/cases.json``) and report."""
+    from . import registry
+    from ._version import __version__
+    from .cli import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, main
+
+    root = samples_root(args.samples)
+    failed: List[str] = []
+    io.stdout.write(f"rageval-min {__version__} demo: every family on its gold samples ({root})\n")
+    for name in (c.name for c in registry.COMMANDS):
+        cases = load_cases(root, name)
+        if not cases:  # a command with no gold samples of its own (merge)
+            continue
+        io.stdout.write(f"\n== {name} ==\n")
+        for case in cases:
+            res = run_case(root, name, case, main)
+            io.stdout.write(f"{'ok  ' if res.ok else 'FAIL'}  {res.name}: {res.detail}\n")
+            if res.shown:
+                io.stdout.write(res.shown if res.shown.endswith("\n") else res.shown + "\n")
+            if not res.ok:
+                failed.append(f"{name}: {res.name}")
+    if failed:
+        io.stdout.write("\nFAILED: " + "; ".join(failed) + "\n")
+        io.stderr.write(f"rageval-min: error: demo: {len(failed)} case(s) did not reproduce their expected output\n")
+        return EXIT_USAGE if args.samples else EXIT_INTERNAL
+    io.stdout.write("\nall families reproduce their expected outputs\n")
+    return EXIT_OK

@@ -15,35 +15,32 @@ code  meaning
 130   interrupted (Ctrl-C); 143 / 129 after SIGTERM / SIGHUP (console script)
 ====  =====================================================================
 
-Each command lives in ``_cmd_<name>.py`` with ``register(subparsers)``; only
-the module of the command being run is imported.  Its gold-sample cases, which
-``demo`` runs, are data in ``gold_samples/<name>/cases.json``.  Adding a family
-means adding its name to :data:`_COMMANDS` and a line to ``_SUMMARIES``
-(see ``docs/adding-a-family.md``).
+The commands are the rows of :mod:`rageval_min.registry`; only the module of
+the command being run is imported (its ``register(subparsers)`` adds it).  Its
+gold-sample cases, which ``demo`` runs, are data in
+``gold_samples/<name>/cases.json`` (see ``docs/adding-a-family.md``).
 """
 
 import argparse
 import contextvars
-import importlib
 import os
 import sys
-from types import ModuleType
-from typing import Any, List, NoReturn, Optional, Sequence, TextIO
+from typing import Any, NoReturn, Optional, Sequence, TextIO
 
+from . import registry
 from ._cli_common import CliIO
 from ._version import __version__
 from .errors import ScoringError
 
 __all__ = ["main"]
 
-#: Family command modules, in the order ``--help`` and ``demo`` show them.
-_COMMANDS = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge", "compare", "merge")
-
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+
+_COMMAND_NAMES = frozenset(c.name for c in registry.COMMANDS)
 
 _IO: "contextvars.ContextVar[CliIO]" = contextvars.ContextVar("rageval_min_cli_io")
 
@@ -95,25 +92,6 @@ class _Parser(argparse.ArgumentParser):
         raise ScoringError(f"{command + ': ' if command else ''}{message} (see --help)")
 
 
-#: One line per command for the top-level --help, so that listing them imports no family.
-_SUMMARIES = {
-    "grounding": "answered precision, citation hit rate, under/over-refusal, recall@k (WFGY score_eval)",
-    "rgb": "RGB: answer labels, the four robustness abilities, seeded document mixing, judged rates",
-    "pairwise": "DevBench SubEval pairwise LLM-judge win rates (both orders, consistency)",
-    "factuality": "SAFE / LongFact F1@K, FActScore, VeriScore, correlation with human labels",
-    "rouge": "ROUGE exactly as Google's rouge-score computes it",
-    "mtrag": "MT-RAG generation metrics: Recall, ROUGE-L, extractiveness, RB_agg, IDK conditioning",
-    "judge": "ask an LLM judge (OpenAI-compatible server, openai:, cmd:, replay:) with cache and retries",
-    "compare": "is the candidate worse than the baseline? paired per-item statistics as CI gates",
-    "merge": "one report from the partial states of shards (--emit-partial), byte for byte",
-}
-
-
-def _command_modules(only: Optional[str] = None) -> List[ModuleType]:
-    names = [only] if only in _COMMANDS else list(_COMMANDS)
-    return [importlib.import_module(f"._cmd_{name}", __package__) for name in names]
-
-
 def _command_of(argv: Sequence[str]) -> Optional[str]:
     """The subcommand named by ``argv`` (its first non-option word), if any."""
     for word in argv:
@@ -122,33 +100,6 @@ def _command_of(argv: Sequence[str]) -> Optional[str]:
         if word in ("-h", "--help", "--version"):
             return None
     return None
-
-
-def _run_demo(args: argparse.Namespace, io: CliIO) -> int:
-    """Run every family's gold-sample cases (``gold_samples/<family>/cases.json``) and report."""
-    from . import _demo
-
-    root = _demo.samples_root(args.samples)
-    failed: List[str] = []
-    io.stdout.write(f"rageval-min {__version__} demo: every family on its gold samples ({root})\n")
-    for name in _COMMANDS:
-        cases = _demo.load_cases(root, name)
-        if not cases:  # a command with no gold samples of its own (merge)
-            continue
-        io.stdout.write(f"\n== {name} ==\n")
-        for case in cases:
-            res = _demo.run_case(root, name, case, main)
-            io.stdout.write(f"{'ok  ' if res.ok else 'FAIL'}  {res.name}: {res.detail}\n")
-            if res.shown:
-                io.stdout.write(res.shown if res.shown.endswith("\n") else res.shown + "\n")
-            if not res.ok:
-                failed.append(f"{name}: {res.name}")
-    if failed:
-        io.stdout.write("\nFAILED: " + "; ".join(failed) + "\n")
-        io.stderr.write(f"rageval-min: error: demo: {len(failed)} case(s) did not reproduce their expected output\n")
-        return EXIT_USAGE if args.samples else EXIT_INTERNAL
-    io.stdout.write("\nall families reproduce their expected outputs\n")
-    return EXIT_OK
 
 
 def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
@@ -160,15 +111,11 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rageval-min {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser("demo", help="run every family on the bundled gold samples")
-    demo.add_argument("--samples", metavar="DIR", help="the gold_samples folder (default: the checkout's)")
-    demo.set_defaults(func=_run_demo)
-    if command in _COMMANDS:
-        for mod in _command_modules(command):
-            mod.register(sub)
+    if command is not None and command in _COMMAND_NAMES:
+        registry.cli_module(command).register(sub)
     else:  # no command, --help or a typo: list the commands without importing them
-        for name in _COMMANDS:
-            sub.add_parser(name, help=_SUMMARIES[name], add_help=False)
+        for row in registry.COMMANDS:
+            sub.add_parser(row.name, help=row.summary, add_help=False)
     return parser
 
 

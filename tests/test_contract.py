@@ -13,10 +13,11 @@ import json
 import pytest
 from conftest import absolute_argv, consecutive_parts, contract_cases, run_cli
 
+from rageval_min import registry
 from rageval_min._contract import Accumulator, accumulator_class, accumulator_from_state
 from rageval_min._report import render_json
 
-FAMILIES = ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag")
+FAMILIES = registry.family_names()
 
 G = "gold_samples/"
 

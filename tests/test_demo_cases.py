@@ -7,10 +7,11 @@ import pytest
 from conftest import ROOT
 
 from rageval_min import _demo
-from rageval_min.cli import _COMMANDS, main
+from rageval_min.cli import main
+from rageval_min.registry import COMMANDS
 
 SAMPLES = os.path.join(ROOT, "gold_samples")
-CASES = [(fam, case) for fam in _COMMANDS for case in _demo.load_cases(SAMPLES, fam)]
+CASES = [(c.name, case) for c in COMMANDS for case in _demo.load_cases(SAMPLES, c.name)]
 
 
 @pytest.mark.parametrize("family,case", CASES, ids=[f"{f}:{c.get('name', '')}" for f, c in CASES])
@@ -41,5 +42,5 @@ def test_close_comparison_tolerance():
 
 
 def test_every_family_has_gold_sample_cases():
-    for family in ("grounding", "rgb", "pairwise", "factuality", "rouge", "mtrag", "judge", "compare"):
+    for family in [c.name for c in COMMANDS if c.family or c.package]:
         assert _demo.load_cases(SAMPLES, family), family

@@ -471,13 +471,13 @@ def test_subprocess_exit_codes(tmp_path):
     ],
 )
 def test_demo_detects_a_wrong_expected_output(tmp_path, name, old, new):
-    from rageval_min.cli import _COMMANDS
+    from rageval_min.registry import COMMANDS
 
     samples = tmp_path / "gold_samples"
     shutil.copytree(os.path.join(ROOT, "gold_samples", "rgb"), samples / "rgb")
     # the other families get one trivial passing case, so only rgb's samples are under test here
     version = run_cli(["--version"]).out
-    for fam in _COMMANDS:
+    for fam in (c.name for c in COMMANDS):
         if fam != "rgb":
             (samples / fam).mkdir()
             (samples / fam / "version.txt").write_text(version, encoding="utf-8")
