@@ -25,9 +25,9 @@ from .errors import ScoringError as ScoringError
 #: The public packages of the commands (from the registry), plus the testing helpers.
 _MODULES = frozenset([c.package for c in registry.COMMANDS if c.package] + ["testing"])
 _NAMES = {
-    "FORMATS": "_report",
-    "Report": "_report",
-    "render": "_report",
+    "FORMATS": "report",
+    "Report": "report",
+    "render": "report",
     "accumulator_from_state": "_contract",
     "evaluate_gates": "gates",
     "parse_gate": "gates",

@@ -8,9 +8,9 @@ from typing import Any, Callable, Iterator, List, Mapping, NamedTuple, Optional,
 
 from ._contract import ItemRow, item_row_json
 from ._io import atomic_writer, open_output
-from ._report import FORMATS, Formatter, Report, overall_pass, render
 from .errors import ScoringError
 from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
+from .report import FORMATS, Formatter, Report, overall_pass, render
 
 __all__ = [
     "CliIO",

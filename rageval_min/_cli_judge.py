@@ -11,7 +11,6 @@ import time
 from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
 
 from ._extras import load_extra
-from ._report import Report
 from .errors import ScoringError
 from .judges import (
     DEFAULT_ABORT_AFTER,
@@ -30,6 +29,7 @@ from .judges import (
     judge_from_spec,
     templates_from_args,
 )
+from .report import Report
 
 __all__ = [
     "add_bertscore_options",

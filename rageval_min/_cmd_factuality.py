@@ -37,10 +37,10 @@ from ._cli_common import (
 from ._cli_judge import add_judge_options, judge_from_args, judge_model, with_judge_stats
 from ._io import atomic_writer
 from ._judge_factuality import TEMPLATE_STEPS, TEMPLATES, judge_file, read_judge_input
-from ._report import Report, overall_pass
 from .errors import ScoringError
 from .gates import check_gate_names, evaluate_gates
 from .judges import JudgeStats
+from .report import Report, overall_pass
 
 # --------------------------------------------------------------------------- option types
 

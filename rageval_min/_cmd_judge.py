@@ -13,10 +13,10 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from . import _cli_judge, judges
 from ._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
 from ._io import Problems, first_bad_path, iter_records, read_text, write_jsonl
-from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .gates import GateOutcome
+from .report import Report
 
 __all__ = ["register", "run", "compute", "parse_params", "read_prompts", "Prompts", "METRICS"]
 

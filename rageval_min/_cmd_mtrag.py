@@ -36,9 +36,9 @@ from ._cli_common import (
     selected_variants,
 )
 from ._io import atomic_writer
-from ._report import Report
 from .errors import ScoringError
 from .gates import check_gate_names
+from .report import Report
 
 
 def _records_options(p: argparse.ArgumentParser, *, what: str, step: str, records: str) -> None:

@@ -25,9 +25,9 @@ from ._cli_common import (
     stream_output_path,
 )
 from ._io import open_output, read_text, write_jsonl
-from ._report import Report
 from .errors import ScoringError
 from .gates import check_gate_names
+from .report import Report
 
 _FACTCHECKING_MSG = (
     "--factchecking is not offered: the reference's fact-checking mode reads "

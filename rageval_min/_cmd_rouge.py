@@ -17,9 +17,9 @@ from ._cli_common import (
 )
 from ._contract import ItemRow
 from ._io import open_output
-from ._report import Report
 from .errors import ScoringError
 from .gates import evaluate_gates
+from .report import Report
 
 DEFAULT_TYPES = "rouge1,rouge2,rougeL,rougeLsum"
 

@@ -10,7 +10,7 @@ Every family module (``grounding``, ``rgb``, ``pairwise``, ``factuality``,
   out: a flat dict holding the record's natural key and every per-item metric
   under its canonical name) and an *accumulator* (a subclass of
   :class:`Accumulator`) that turns item rows into the command's
-  :class:`~rageval_min._report.Report`;
+  :class:`~rageval_min.report.Report`;
 * a public file-level function per command taking plain keyword arguments and
   an optional ``on_item`` callback (what ``--per-item PATH`` writes).
 
@@ -38,8 +38,8 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
 
-from ._report import Report
 from .errors import ScoringError
+from .report import Report
 
 __all__ = [
     "Accumulator",
@@ -109,7 +109,7 @@ class Accumulator:
     ``_merge(other)``
         fold in ``other``, the accumulator of the *next* part of the input;
     ``finalize()``
-        the :class:`~rageval_min._report.Report` (it must not change the state:
+        the :class:`~rageval_min.report.Report` (it must not change the state:
         finalizing twice gives the same report).
 
     Diagnostics go through :meth:`note`; the first :data:`MAX_DIAGNOSTICS` are

@@ -39,10 +39,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from . import judges
 from ._contract import ItemRow, finish
 from ._io import atomic_writer, iter_records
-from ._report import Report
 from .errors import ScoringError
 from .factuality import REF_SAFE, JudgeAccumulator
 from .judges import PromptTemplate, UnparseableAnswer, template_signature
+from .report import Report
 
 __all__ = [
     "FACT_PARAMS",

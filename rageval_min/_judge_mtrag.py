@@ -50,9 +50,9 @@ from . import judges, mtrag
 from ._contract import ItemRow, finish
 from ._io import Problems, atomic_writer, iter_jsonl
 from ._parallel import accumulate_items
-from ._report import Report
 from .errors import ScoringError
 from .judges import PromptTemplate, UnparseableAnswer
+from .report import Report
 
 __all__ = [
     "DEFAULT_STEPS",

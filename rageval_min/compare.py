@@ -43,10 +43,10 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Seq
 
 from . import _stats
 from ._io import iter_jsonl
-from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .gates import GateOutcome
+from .report import Report
 
 __all__ = [
     "DEFAULT_MIN_N",

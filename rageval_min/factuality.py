@@ -69,11 +69,11 @@ from typing import (
 from ._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
 from ._io import iter_records, read_json
 from ._parallel import accumulate_items
-from ._report import Report, overall_pass
 from ._signature import make_signature
 from ._stats import betainc, betainc_complement, np_mean, np_std, np_sum, pairwise_sum, rankdata
 from .errors import ScoringError
 from .gates import GateOutcome
+from .report import Report, overall_pass
 
 __all__ = [
     "COMMAND_VARIANTS",

@@ -53,10 +53,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Named
 from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import Problems, iter_jsonl
 from ._parallel import accumulate_items
-from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .gates import GateOutcome
+from .report import Report
 
 __all__ = [
     "DEFAULT_GATES",

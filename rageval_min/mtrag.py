@@ -77,9 +77,9 @@ from . import rouge as _rouge
 from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, parse_item, read_json
 from ._parallel import Engine, accumulate_items
-from ._report import Report, render
 from ._signature import make_signature
 from .errors import ScoringError
+from .report import Report, render
 
 __all__ = [
     "FAMILY",

@@ -80,10 +80,10 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Opt
 
 from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._parallel import accumulate_items
-from ._report import Report
 from ._signature import make_signature
 from ._stats import np_mean, np_std, np_sum
 from .errors import ScoringError
+from .report import Report
 
 __all__ = [
     "FAMILY",

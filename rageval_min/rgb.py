@@ -81,9 +81,9 @@ from typing import (
 from ._contract import Accumulator, ItemRow, finish, register_accumulator
 from ._io import Problems, iter_records
 from ._parallel import accumulate_items
-from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
+from .report import Report
 
 __all__ = [
     "DEFAULT_SEED",

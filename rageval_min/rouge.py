@@ -99,10 +99,10 @@ from typing import (
 from ._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
 from ._io import Problems, iter_records
 from ._parallel import accumulate_items
-from ._report import Report
 from ._signature import make_signature
 from .errors import ScoringError
 from .porter import STEMMER_ID, porter_stem
+from .report import Report
 
 __all__ = [
     "BACKENDS",

@@ -1,6 +1,6 @@
 """Test helpers for code that embeds rageval-min (stdlib only; importing this does not import pytest).
 
->>> from rageval_min._report import Report
+>>> from rageval_min.report import Report
 >>> report = Report("grounding", "sig", {}, {"precision": 2 / 3, "chr": 0.9})
 >>> assert_gates(report, "chr >= 0.75")
 >>> assert_gates(report, "precision>=0.8", "chr>=0.75")
@@ -45,7 +45,7 @@ def _line(o: GateOutcome) -> str:
 def assert_gates(report: Any, *gates: str) -> None:
     """Assert that every gate ``"NAME OP VALUE"`` holds on ``report.metrics``.
 
-    ``report`` is a :class:`rageval_min._report.Report` (what the family
+    ``report`` is a :class:`rageval_min.report.Report` (what the family
     file-level functions return) or a plain mapping of metric values.  Gates
     are parsed and evaluated by :mod:`rageval_min.gates` exactly as ``--gate``
     is: unrounded values, a None (undefined) or NaN value fails.  A gate with

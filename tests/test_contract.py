@@ -15,7 +15,7 @@ from conftest import absolute_argv, consecutive_parts, contract_cases, run_cli
 
 from rageval_min import registry
 from rageval_min._contract import Accumulator, accumulator_class, accumulator_from_state
-from rageval_min._report import render_json
+from rageval_min.report.render_json import render_json
 
 FAMILIES = registry.family_names()
 

@@ -20,9 +20,10 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import pytest
 from conftest import ROOT, need_program, run_cli
 
-from rageval_min import _html
-from rageval_min._report import Report, render
 from rageval_min.gates import GateOutcome
+from rageval_min.report import Report, render
+from rageval_min.report import charts as _charts
+from rageval_min.report import render_html as _html
 
 GOLD = os.path.join(ROOT, "gold_samples")
 
@@ -382,12 +383,12 @@ def test_intervals_from_result_and_attribute() -> None:
     )
     html = render(Report(**base), "html")
     assert 'data-v="0.375"' in html and 'data-v="0.625"' in html and 'class="interval"' in html
-    assert _html.intervals_of(Report(**base)) == {"precision": (0.375, 0.625)}
+    assert _charts.intervals_of(Report(**base)) == {"precision": (0.375, 0.625)}
     # an object with an ``intervals`` attribute (e.g. a future Report field)
     obj = SimpleNamespace(
         **dict(base, result={"precision": 0.5, "chr": 0.25}), intervals={"chr": {"low": 0.125, "high": 0.5}}
     )
-    assert _html.intervals_of(obj) == {"chr": (0.125, 0.5)}  # type: ignore[arg-type]
+    assert _charts.intervals_of(obj) == {"chr": (0.125, 0.5)}  # type: ignore[arg-type]
     assert 'data-v="0.125"' in _html.render_html(obj, [])  # type: ignore[arg-type]
     # none: plain bars
     plain = render(Report(**dict(base, result={"precision": 0.5, "chr": 0.25})), "html")
@@ -396,7 +397,7 @@ def test_intervals_from_result_and_attribute() -> None:
 
 def test_ci_pairs_in_the_result_are_intervals() -> None:
     r = Report("factuality", "s", {"score": 0.5, "score_ci_low": 0.25, "score_ci_high": 0.75}, {"score": 0.5})
-    assert _html.intervals_of(r) == {"score": (0.25, 0.75)}
+    assert _charts.intervals_of(r) == {"score": (0.25, 0.75)}
 
 
 def test_odd_values_do_not_break_the_page() -> None:
@@ -423,13 +424,13 @@ def test_odd_values_do_not_break_the_page() -> None:
 
 
 def test_long_lists_are_truncated_with_a_note() -> None:
-    r = Report("rouge", "s", {"rows": [{"i": i} for i in range(_html.MAX_ROWS + 5)]}, {})
+    r = Report("rouge", "s", {"rows": [{"i": i} for i in range(_charts.MAX_ROWS + 5)]}, {})
     html = render(r, "html")
-    assert f"showing the first {_html.MAX_ROWS} of {_html.MAX_ROWS + 5} entries" in html
+    assert f"showing the first {_charts.MAX_ROWS} of {_charts.MAX_ROWS + 5} entries" in html
 
 
 def test_html_renderer_is_imported_lazily() -> None:
-    code = "import sys, rageval_min.cli, rageval_min._report; print('rageval_min._html' in sys.modules)"
+    code = "import sys, rageval_min.cli, rageval_min.report; print('rageval_min.report.render_html' in sys.modules)"
     env = dict(os.environ, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
@@ -526,7 +527,7 @@ def test_merge_writes_the_same_page(tmp_path: Any) -> None:
 
 
 def test_large_distributions_become_histograms() -> None:
-    from rageval_min._svg import MAX_STACK, dot_plot
+    from rageval_min.report.svg import MAX_STACK, dot_plot
 
     few = dot_plot([(str(i), i / 10) for i in range(10)], title="few")
     assert few.count("<circle") == 10 and few.count('class="datum"') == 10

@@ -135,8 +135,8 @@ def _eager_numbered(path):
 
 def _outcome(call):
     """What a user sees of one call: the report or the error, and what was written and handed out."""
-    from rageval_min._report import render_json
     from rageval_min.errors import ScoringError
+    from rageval_min.report.render_json import render_json
 
     out, rows = io.StringIO(), []
     try:

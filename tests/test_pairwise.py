@@ -417,7 +417,7 @@ def test_numpy_mean_std_cross_checked_when_available():
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_score_file_items_merge_exactly_on_the_shipped_runs(name):
     from rageval_min._contract import accumulator_from_state
-    from rageval_min._report import render_json
+    from rageval_min.report.render_json import render_json
 
     record, expected, _ = RUNS[name]
     with open(expected, encoding="utf-8") as fh:

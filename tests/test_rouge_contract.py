@@ -8,8 +8,8 @@ from conftest import ROOT, need, run_cli
 
 from rageval_min import rouge
 from rageval_min._contract import accumulator_from_state
-from rageval_min._report import render_json
 from rageval_min.errors import ScoringError
+from rageval_min.report.render_json import render_json
 
 PAIRS = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")
 EXPECTED = os.path.join(ROOT, "gold_samples", "rouge", "expected.jsonl")

@@ -7,8 +7,8 @@ import sys
 import pytest
 from conftest import ROOT
 
-from rageval_min._report import Report
 from rageval_min.errors import ScoringError
+from rageval_min.report import Report
 from rageval_min.testing import assert_gates
 
 REPORT = Report(

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ._report import format_number
+from .model import format_number
 
 __all__ = [
     "Bar",

@@ -1,7 +1,7 @@
 """The ``--format html`` report: one self-contained page (stdlib only, no network, no framework).
 
 The page holds the verdict, the signature, the gates, family charts drawn as
-inline SVG by :mod:`rageval_min._svg`, the gateable metrics, the whole
+inline SVG by :mod:`rageval_min.report.svg`, the gateable metrics, the whole
 ``result`` as tables and the diagnostics.  A Content-Security-Policy forbids
 every network load; the only script is a one-line inline marker
 (``<html data-rendered="ok">``) that tests use to know the page ran cleanly.
@@ -24,30 +24,24 @@ A bar whose metric has an interval gets an error bar; others are drawn plain.
 See docs/html.md.
 """
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
-from ._report import Report, overall_pass
-from ._svg import (
+from ..gates import GateOutcome
+from .charts import MAX_ROWS, Ctx, figure, generic, metric_num, more, num, pair, status_class, table, tree
+from .model import Report, overall_pass
+from .svg import (
     Bar,
-    RefLine,
     bar_chart,
     dot_plot,
     esc,
-    exact,
     forest_plot,
     heatmap,
     is_number,
     line_chart,
     stacked_bar,
 )
-from .gates import GateOutcome
 
-__all__ = ["intervals_of", "render_html"]
-
-Interval = Tuple[Any, Any]
-
-#: Rows of a list shown in a result table before the rest is summarised.
-MAX_ROWS = 300
+__all__ = ["render_html"]
 
 _CSS = """
 :root{--bg:#fff;--fg:#1b1f24;--muted:#636c76;--line:#d0d7de;--card:#f6f8fa;--pass:#1a7f37;--fail:#cf222e;
@@ -100,142 +94,10 @@ _SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');console.l
 
 
 # ---------------------------------------------------------------------------
-# small HTML pieces
-
-
-def _num(value: Any) -> str:
-    """A value in a table cell: numbers exact with ``data-v``; everything else escaped text."""
-    if is_number(value):
-        ex = exact(value)
-        return f'<span class="n" data-v="{esc(ex)}" title="{esc(ex)}">{esc(ex)}</span>'
-    if value is None:
-        return '<span class="muted">null</span>'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):  # NaN or infinity (the JSON output has null or the same token)
-        return esc(str(value))
-    return esc(value)
-
-
-def _metric_num(value: Any) -> str:
-    """A gateable metric value (``Report.metrics``, not always in the JSON output): ``data-metric``."""
-    if is_number(value):
-        ex = exact(value)
-        return f'<span class="n" data-metric="{esc(ex)}" title="{esc(ex)}">{esc(ex)}</span>'
-    return _num(value)
-
-
-def _status(passed: Optional[bool]) -> Tuple[str, str]:
-    return {True: ("pass", "pass"), False: ("fail", "FAIL"), None: ("skip", "not evaluated")}[passed]
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
-    """``rows`` are already HTML."""
-    out = [f'<table class="{cls}">' if cls else "<table>", "<tr>"]
-    out += [f"<th>{esc(h)}</th>" for h in header]
-    out.append("</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>")
-    out.append("</table>")
-    return "".join(out)
-
-
-def _figure(svg: str, caption: str = "") -> str:
-    cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
-    return f"<figure>{svg}{cap}</figure>"
-
-
-def _tree(value: Any, depth: int = 0) -> str:
-    """Any JSON value as nested tables."""
-    if isinstance(value, Mapping):
-        if not value:
-            return '<span class="muted">{}</span>'
-        cols, rows = value.get("columns"), value.get("rows")
-        if isinstance(cols, list) and isinstance(rows, list) and all(isinstance(r, list) for r in rows):
-            body = _table([str(c) for c in cols], [[_tree(c, depth + 1) for c in r] for r in rows[:MAX_ROWS]])
-            rest = {k: v for k, v in value.items() if k not in ("columns", "rows")}
-            return body + _more(len(rows)) + (_tree(rest, depth + 1) if rest else "")
-        kv = "".join(f"<tr><th><code>{esc(k)}</code></th><td>{_tree(v, depth + 1)}</td></tr>" for k, v in value.items())
-        return f'<table class="kv">{kv}</table>'
-    if isinstance(value, list):
-        if not value:
-            return '<span class="muted">[]</span>'
-        if all(isinstance(v, Mapping) for v in value) and depth < 6:
-            keys: List[str] = []
-            for v in value[:MAX_ROWS]:
-                keys += [k for k in v if k not in keys]
-            rows_html = [[_tree(v.get(k), depth + 1) if k in v else "" for k in keys] for v in value[:MAX_ROWS]]
-            return _table(keys, rows_html) + _more(len(value))
-        if all(not isinstance(v, (Mapping, list)) for v in value):
-            shown = ", ".join(_num(v) for v in value[:MAX_ROWS])
-            return f"[{shown}{', ...' if len(value) > MAX_ROWS else ''}]" + _more(len(value))
-        return (
-            "<ol>" + "".join(f"<li>{_tree(v, depth + 1)}</li>" for v in value[:MAX_ROWS]) + "</ol>" + _more(len(value))
-        )
-    return _num(value)
-
-
-def _more(n: int) -> str:
-    if n <= MAX_ROWS:
-        return ""
-    return f'<p class="note">showing the first {MAX_ROWS} of {n} entries; the JSON output has them all</p>'
-
-
-# ---------------------------------------------------------------------------
-# intervals and gates
-
-
-def _pair(iv: Any) -> Optional[Interval]:
-    if isinstance(iv, Mapping) and is_number(iv.get("low")) and is_number(iv.get("high")):
-        return iv["low"], iv["high"]
-    if isinstance(iv, (list, tuple)) and len(iv) == 2 and is_number(iv[0]) and is_number(iv[1]):
-        return iv[0], iv[1]
-    return None
-
-
-def intervals_of(report: Report) -> Dict[str, Interval]:
-    """``{metric: (low, high)}`` from the report (see the module docstring for the sources)."""
-    out: Dict[str, Interval] = {}
-    result = report.result if isinstance(report.result, Mapping) else {}
-    for key, low in result.items():
-        if key.endswith("_ci_low"):
-            high = result.get(key[: -len("_ci_low")] + "_ci_high")
-            if is_number(low) and is_number(high):
-                out[key[: -len("_ci_low")]] = (low, high)
-    for source in (result.get("intervals"), getattr(report, "intervals", None)):
-        if isinstance(source, Mapping):
-            for name, iv in source.items():
-                pair = _pair(iv)
-                if pair is not None:
-                    out[str(name)] = pair
-    return out
-
-
-class _Ctx:
-    """What the family sections need: the report, its intervals and gates by metric name."""
-
-    def __init__(self, report: Report, outcomes: Sequence[GateOutcome]) -> None:
-        self.report = report
-        self.result: Mapping[str, Any] = report.result if isinstance(report.result, Mapping) else {}
-        self.intervals = intervals_of(report)
-        self.gates: Dict[str, GateOutcome] = {}
-        for o in list(report.family_gates) + list(outcomes):
-            prev = self.gates.get(o.name)
-            if prev is None or (o.passed is False and prev.passed is not False):
-                self.gates[o.name] = o
-
-    def bar(self, value: Any, metric: str, series: int = 0, label: str = "") -> Bar:
-        low, high = self.intervals.get(metric, (None, None))
-        g = self.gates.get(metric)
-        ref = RefLine(g.threshold, g.text, g.passed) if g is not None else None
-        return Bar(value if is_number(value) else None, series, low, high, label or metric, ref)
-
-
-# ---------------------------------------------------------------------------
 # family sections (each returns HTML; a section whose data is absent returns "")
 
 
-def _grounding(c: _Ctx) -> str:
+def _grounding(c: Ctx) -> str:
     names = [n for n in ("precision", "chr", "under_refusal", "over_refusal", "recall@k") if n in c.result]
     if not names:
         return ""
@@ -244,12 +106,12 @@ def _grounding(c: _Ctx) -> str:
         title="grounding rates against their gates",
         ymax=1.0,
     )
-    return _figure(
+    return figure(
         svg, "bars: the result's rates; dashed marks: gate thresholds (green pass, red fail, amber not evaluated)"
     )
 
 
-def _rouge(c: _Ctx) -> str:
+def _rouge(c: Ctx) -> str:
     mean = c.result.get("mean")
     if not isinstance(mean, Mapping):
         return ""
@@ -262,16 +124,16 @@ def _rouge(c: _Ctx) -> str:
             )
     if not groups:
         return ""
-    return _figure(bar_chart(groups, title="mean ROUGE over records", series=measures, ymax=1.0))
+    return figure(bar_chart(groups, title="mean ROUGE over records", series=measures, ymax=1.0))
 
 
-def _pairwise(c: _Ctx) -> str:
+def _pairwise(c: Ctx) -> str:
     out = []
     counts = c.result.get("counts")
     if isinstance(counts, Mapping) and is_number(counts.get("extracted")) and is_number(counts.get("consistent")):
         ext, con = counts["extracted"], counts["consistent"]
         out.append(
-            _figure(
+            figure(
                 stacked_bar(
                     [("consistent", con, con), ("inconsistent", max(ext - con, 0), None)],
                     title=f"swap consistency over {ext} extracted judgement pairs",
@@ -288,7 +150,7 @@ def _pairwise(c: _Ctx) -> str:
             if isinstance(m, Mapping) and is_number(m.get("extracted")) and is_number(m.get("consistent")):
                 ext, con = m["extracted"], m["consistent"]
                 splits.append(
-                    _figure(
+                    figure(
                         stacked_bar(
                             [("consistent", con, con), ("inconsistent", max(ext - con, 0), None)],
                             title=f"{model}: swap consistency over {ext} pairs",
@@ -315,7 +177,7 @@ def _pairwise(c: _Ctx) -> str:
                 for a, b in cells:
                     models += [m for m in (a, b) if m not in models]
                 maps.append(
-                    _figure(
+                    figure(
                         heatmap(
                             models,
                             models,
@@ -348,12 +210,12 @@ def _pairwise(c: _Ctx) -> str:
                     for m in names
                 ]
                 out.append(
-                    _figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))
+                    figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))
                 )
     return "".join(out)
 
 
-def _rgb(c: _Ctx) -> str:
+def _rgb(c: Ctx) -> str:
     out = []
     abilities = c.result.get("abilities")
     if isinstance(abilities, Mapping):
@@ -386,7 +248,7 @@ def _rgb(c: _Ctx) -> str:
                         series.append((f"{lang} {name.replace('_', ' ')}", pts))
             if series:
                 out.append(
-                    _figure(
+                    figure(
                         line_chart(
                             series, title=f"RGB abilities of {model}", xlabel="noise rate", ylabel="rate", ymax=1.0
                         )
@@ -395,16 +257,16 @@ def _rgb(c: _Ctx) -> str:
             if cf_groups:
                 names = ["accuracy", "error_detection_rate", "error_correction_rate"]
                 out.append(
-                    _figure(bar_chart(cf_groups, title=f"counterfactual robustness of {model}", series=names, ymax=1.0))
+                    figure(bar_chart(cf_groups, title=f"counterfactual robustness of {model}", series=names, ymax=1.0))
                 )
         return "".join(out)
     names = [n for n in ("all_rate", "reject_rate", "fact_check_rate", "correct_rate", "accuracy") if n in c.result]
     if names:
-        out.append(_figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="RGB rates", ymax=1.0)))
+        out.append(figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="RGB rates", ymax=1.0)))
     return "".join(out)
 
 
-def _means(c: _Ctx, title: str) -> str:
+def _means(c: Ctx, title: str) -> str:
     """A ``means`` mapping (``counts`` gives each bar's n): rate-like means as bars, the others listed."""
     means = c.result.get("means")
     if not isinstance(means, Mapping):
@@ -417,10 +279,10 @@ def _means(c: _Ctx, title: str) -> str:
     groups = [(k, [c.bar(means[k], k, 0, f"{k} (n={counts.get(k)})")]) for k in rates]
     others = [k for k in means if k not in rates]
     caption = ("not drawn (not in 0..1): " + ", ".join(others)) if others else ""
-    return _figure(bar_chart(groups, title=title, ymax=1.0), caption)
+    return figure(bar_chart(groups, title=title, ymax=1.0), caption)
 
 
-def _mtrag(c: _Ctx) -> str:
+def _mtrag(c: Ctx) -> str:
     out = []
     settings = c.result.get("settings")
     if not isinstance(settings, list):
@@ -447,11 +309,11 @@ def _mtrag(c: _Ctx) -> str:
                     row.append(Bar(mean if is_number(mean) else None, i, label=f"{gname} {m} (n={n})"))
                 bars.append((gname, row))
             title = f"MT-RAG means by answerability: {model} (setting {s.get('setting', '')})"
-            out.append(_figure(bar_chart(bars, title=title, series=metrics, ymax=1.0)))
+            out.append(figure(bar_chart(bars, title=title, series=metrics, ymax=1.0)))
     return "".join(out)
 
 
-def _factuality(c: _Ctx) -> str:
+def _factuality(c: Ctx) -> str:
     out = []
     r = c.result
     heads = [
@@ -461,13 +323,13 @@ def _factuality(c: _Ctx) -> str:
     ]
     if heads:
         caption = "error bars: the result's bootstrap interval" if any(n in c.intervals for n in heads) else ""
-        out.append(_figure(bar_chart([(n, [c.bar(r[n], n)]) for n in heads], title="factuality", ymax=1.0), caption))
+        out.append(figure(bar_chart([(n, [c.bar(r[n], n)]) for n in heads], title="factuality", ymax=1.0), caption))
     lines = r.get("lines")
     if isinstance(lines, list) and lines and all(isinstance(x, Mapping) for x in lines):
         if any("f1_at_k" in x for x in lines):
             vals = [(str(x.get("id", i)), x.get("f1_at_k")) for i, x in enumerate(lines)]
             k = r.get("max_claims")
-            out.append(_figure(dot_plot(vals, title=f"F1@K distribution (K={k}), one dot per line")))
+            out.append(figure(dot_plot(vals, title=f"F1@K distribution (K={k}), one dot per line")))
         elif any(isinstance(x.get("pearson"), Mapping) for x in lines):
             groups = []
             for i, x in enumerate(lines):
@@ -476,13 +338,13 @@ def _factuality(c: _Ctx) -> str:
                     st = x.get(name)
                     bars.append(Bar(st.get("statistic") if isinstance(st, Mapping) else None, j, label=name))
                 groups.append((str(x.get("id", i)), bars))
-            out.append(_figure(bar_chart(groups, title="correlations", series=["pearson", "spearman"], ymax=1.0)))
+            out.append(figure(bar_chart(groups, title="correlations", series=["pearson", "spearman"], ymax=1.0)))
     per_prompt = r.get("per_prompt_f1")
     if isinstance(per_prompt, Mapping):
         for side, vals in per_prompt.items():
             if isinstance(vals, list):
                 out.append(
-                    _figure(
+                    figure(
                         dot_plot([(f"prompt {i}", v) for i, v in enumerate(vals)], title=f"F1@K distribution: {side}")
                     )
                 )
@@ -497,26 +359,26 @@ def _factuality(c: _Ctx) -> str:
                 domains.append(str(x.get("domain")))
         cell = {(str(x.get("domain")), str(x.get("model"))): x.get("veriscore") for x in scores}
         groups = [(d, [Bar(cell.get((d, m)), i, label=f"{m} {d}") for i, m in enumerate(models)]) for d in domains]
-        out.append(_figure(bar_chart(groups, title="VeriScore by domain", series=models, ymax=1.0)))
+        out.append(figure(bar_chart(groups, title="VeriScore by domain", series=models, ymax=1.0)))
     return "".join(out)
 
 
-def _compare(c: _Ctx) -> str:
+def _compare(c: Ctx) -> str:
     metrics = c.result.get("metrics")
     if not isinstance(metrics, Mapping):
         return ""
     out = []
     counts = [(k, c.result.get(k)) for k in ("key", "paired", "only_baseline", "only_candidate") if k in c.result]
     if counts:
-        out.append(_table([k for k, _ in counts], [[_num(v) for _, v in counts]]))
+        out.append(table([k for k, _ in counts], [[num(v) for _, v in counts]]))
     groups = []
     rows = []
     forest = []
     for name, m in metrics.items():
         if not isinstance(m, Mapping):
             continue
-        b_iv = _pair(m.get("baseline_ci")) or (None, None)
-        c_iv = _pair(m.get("candidate_ci")) or (None, None)
+        b_iv = pair(m.get("baseline_ci")) or (None, None)
+        c_iv = pair(m.get("candidate_ci")) or (None, None)
         groups.append(
             (
                 name,
@@ -548,13 +410,10 @@ def _compare(c: _Ctx) -> str:
         cls = {"regressed": "fail", "improved": "pass"}.get(status, "")
         rows.append(
             [f"<code>{esc(name)}</code>"]
+            + [num(m.get(k)) for k in ("kind", "direction", "n", "baseline", "candidate", "delta", "ci_low", "ci_high")]
             + [
-                _num(m.get(k))
-                for k in ("kind", "direction", "n", "baseline", "candidate", "delta", "ci_low", "ci_high")
-            ]
-            + [
-                _num(m.get("p_value")),
-                _num(m.get("test")),
+                num(m.get("p_value")),
+                num(m.get("test")),
                 f'<span class="st-{cls}">{esc(shown)}</span>',
             ]
         )
@@ -562,10 +421,10 @@ def _compare(c: _Ctx) -> str:
         vals = [float(v) for _, bs in groups for b in bs for v in (b.value, b.high) if v is not None and is_number(v)]
         ymax = 1.0 if vals and max(vals) <= 1.0 and min(vals) >= 0 else None
         out.append(
-            _figure(bar_chart(groups, title="baseline vs candidate", series=["baseline", "candidate"], ymax=ymax))
+            figure(bar_chart(groups, title="baseline vs candidate", series=["baseline", "candidate"], ymax=ymax))
         )
         out.append(
-            _figure(
+            figure(
                 forest_plot(forest, title="delta (candidate - baseline) with its interval"),
                 "green: improved; red: regressed",
             )
@@ -584,26 +443,18 @@ def _compare(c: _Ctx) -> str:
             "test",
             "verdict",
         ]
-        out.append(_table(head, rows))
+        out.append(table(head, rows))
     regs = c.result.get("regressions")
     if isinstance(regs, list):
         out.append(f"<h3>Per-item regressions ({len(regs)})</h3>")
         if regs:
-            out.append(_tree(regs[:MAX_ROWS]) + _more(len(regs)))
+            out.append(tree(regs[:MAX_ROWS]) + more(len(regs)))
         else:
             out.append('<p class="muted">none</p>')
     return "".join(out)
 
 
-def _generic(c: _Ctx) -> str:
-    """Rate-like top-level numbers of the result (0..1 floats), when no family chart applies."""
-    names = [k for k, v in c.result.items() if isinstance(v, float) and is_number(v) and 0.0 <= v <= 1.0][:24]
-    if not names:
-        return ""
-    return _figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="headline rates", ymax=1.0))
-
-
-_SECTIONS: Dict[str, Callable[[_Ctx], str]] = {
+_SECTIONS: Dict[str, Callable[[Ctx], str]] = {
     "grounding": _grounding,
     "rouge": _rouge,
     "pairwise": _pairwise,
@@ -614,7 +465,7 @@ _SECTIONS: Dict[str, Callable[[_Ctx], str]] = {
 }
 
 
-def _charts(c: _Ctx) -> str:
+def _charts(c: Ctx) -> str:
     section = _SECTIONS.get(c.report.family)
     if section is None and isinstance(c.result.get("metrics"), Mapping) and "paired" in c.result:
         section = _compare
@@ -626,7 +477,7 @@ def _charts(c: _Ctx) -> str:
             html = (
                 f'<p class="note">charts unavailable for this result shape ({esc(type(exc).__name__)}: {esc(exc)})</p>'
             )
-    return html or _generic(c)
+    return html or generic(c)
 
 
 # ---------------------------------------------------------------------------
@@ -640,37 +491,35 @@ def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     rows = []
     n_family = len(list(report.family_gates))
     for i, o in enumerate(gates):
-        cls, text = _status(o.passed)
+        cls, text = status_class(o.passed)
         own = "--fail-on-regression" if report.family == "compare" else "reference"
         source = own if i < n_family else "--gate"
         rows.append(
             [
                 f"<code>{esc(o.text)}</code>",
-                _num(o.value),
-                f"{esc(o.op)} {_num(o.threshold)}",
+                num(o.value),
+                f"{esc(o.op)} {num(o.threshold)}",
                 esc(source),
                 f'<span class="st-{cls}">{esc(text)}</span>',
             ]
         )
-    return _table(["gate", "value", "required", "from", "status"], rows)
+    return table(["gate", "value", "required", "from", "status"], rows)
 
 
-def _metrics_html(c: _Ctx) -> str:
+def _metrics_html(c: Ctx) -> str:
     metrics = c.report.metrics
     if not metrics:
         return ""
     rows = []
     for name, value in metrics.items():
         iv = c.intervals.get(name)
-        rows.append(
-            [f"<code>{esc(name)}</code>", _metric_num(value), (_num(iv[0]) + " .. " + _num(iv[1])) if iv else ""]
-        )
+        rows.append([f"<code>{esc(name)}</code>", metric_num(value), (num(iv[0]) + " .. " + num(iv[1])) if iv else ""])
     head = ["metric", "value (unrounded)", "interval"]
     return (
         f"<details{' open' if len(rows) <= 20 else ''}><summary>Gateable metrics ({len(rows)})</summary>"
         + '<p class="note">the names and unrounded values that <code>--gate</code> compares '
         + "(some are not in the JSON output, which holds the reference's own result)</p>"
-        + _table(head, rows)
+        + table(head, rows)
         + "</details>"
     )
 
@@ -678,7 +527,7 @@ def _metrics_html(c: _Ctx) -> str:
 def render_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     """The report as one self-contained HTML page."""
     ok = overall_pass(report, outcomes)
-    c = _Ctx(report, outcomes)
+    c = Ctx(report, outcomes)
     verdict = '<span class="badge pass">PASS</span>' if ok else '<span class="badge fail">FAIL</span>'
     parts = [
         "<!DOCTYPE html>",
@@ -709,7 +558,7 @@ def render_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
         parts.append('<p class="muted">none</p>')
     parts += ["<h2>Metrics</h2>", _metrics_html(c) or '<p class="muted">none</p>']
     parts += ["<h2>Result</h2>", "<details open><summary>result (the JSON output's <code>result</code>)</summary>"]
-    parts.append(_tree(report.result))
+    parts.append(tree(report.result))
     parts.append("</details>")
     parts.append('<p class="note">rageval-min report; self-contained (no network resources)</p>')
     parts.append(f"<script>{_SCRIPT}</script>")

@@ -1,0 +1,72 @@
+"""The report model: what a family hands to the renderers (a leaf: it imports no renderer).
+
+``metrics`` holds every gateable numeric output, unrounded, under its canonical
+name; ``result`` is the JSON payload; ``family_gates`` are gates the family
+evaluates itself (a reference's own pass/fail).
+"""
+
+import math
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
+
+from ..gates import GateOutcome
+
+__all__ = ["Number", "Report", "format_number", "gate_rows", "overall_pass", "status_word"]
+
+Number = Union[int, float]
+
+
+class Report(NamedTuple):
+    """What a family hands to the CLI.
+
+    ``metrics`` holds every gateable numeric output, unrounded, under its
+    canonical name; ``result`` is the JSON payload.  ``family_gates`` are gates
+    the family itself evaluates (a reference's own pass/fail), reported next to
+    the user's ``--gate`` outcomes; ``reference_pass`` is their verdict.
+    """
+
+    family: str
+    signature: str
+    result: Dict[str, Any]
+    metrics: Dict[str, Optional[Number]]
+    diagnostics: List[str] = []
+    reference_pass: Optional[bool] = None
+    family_gates: Sequence[GateOutcome] = ()
+    #: ``--intervals``: metric -> {"method", "level", "low", "high"}; written beside ``result``, never in it.
+    intervals: Optional[Dict[str, Dict[str, Any]]] = None
+
+
+def overall_pass(report: Report, outcomes: Sequence[GateOutcome]) -> bool:
+    """True unless the reference's own gates or any user gate failed."""
+    if report.reference_pass is False:
+        return False
+    return all(o.passed is not False for o in list(report.family_gates) + list(outcomes))
+
+
+def format_number(value: Any, *, digits: int = 6, exact_from: float = 1e6) -> str:
+    """A value for text output: floats to ``digits`` significant digits, in full from
+    ``exact_from`` up; ints, bools and None (``n/a``) as they are.
+
+    >>> format_number(2 / 3), format_number(1234567.5), format_number(2 / 3, digits=4)
+    ('0.666667', '1234567.5', '0.6667')
+    """
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        return f"{value:.{digits}g}" if abs(value) < exact_from else repr(value)
+    return str(value)
+
+
+def status_word(passed: Optional[bool]) -> str:
+    """``pass``, ``FAIL`` or ``skipped`` (a gate the reference did not evaluate)."""
+    return {True: "pass", False: "FAIL", None: "skipped"}[passed]
+
+
+def gate_rows(report: Report, outcomes: Sequence[GateOutcome]) -> List[GateOutcome]:
+    """The family's own gates, then the user's."""
+    return list(report.family_gates) + list(outcomes)

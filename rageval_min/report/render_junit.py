@@ -1,0 +1,71 @@
+"""The ``junit`` format: JUnit XML, one ``testcase`` per gate (failed gates get a
+``failure``, gates the reference did not evaluate are ``skipped``); with no gates, one passing
+``testcase`` named ``evaluation``.
+"""
+
+from typing import Sequence
+
+from ..gates import GateOutcome
+from .model import Report, format_number, gate_rows
+
+__all__ = ["escape", "quoteattr", "render_junit"]
+
+
+def escape(text: str) -> str:
+    """Escape ``&``, ``<`` and ``>`` for XML text (what ``xml.sax.saxutils.escape`` does).
+
+    Done here so that writing a report does not import ``xml.sax``, which pulls in
+    ``urllib`` and more at start-up.
+
+    >>> escape("a < b & c")
+    'a &lt; b &amp; c'
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """A double-quoted XML attribute value (what ``xml.sax.saxutils.quoteattr`` gives for it).
+
+    >>> quoteattr('x>="1"')
+    '"x&gt;=&quot;1&quot;"'
+    """
+    text = escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    return '"' + text.replace('"', "&quot;") + '"'
+
+
+def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    suite = f"rageval-min.{report.family}"
+    gates = gate_rows(report, outcomes)
+    failures = sum(1 for o in gates if o.passed is False)
+    skipped = sum(1 for o in gates if o.passed is None)
+    tests = max(len(gates), 1)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    out.append(f'<testsuites name="rageval-min" tests="{tests}" failures="{failures}" errors="0" skipped="{skipped}">')
+    out.append(
+        f'  <testsuite name={quoteattr(suite)} tests="{tests}" failures="{failures}" errors="0" skipped="{skipped}">'
+    )
+    out.append("    <properties>")
+    out.append(f'      <property name="signature" value={quoteattr(report.signature)}/>')
+    for name, value in report.metrics.items():
+        out.append(f"      <property name={quoteattr('metric:' + name)} value={quoteattr(format_number(value))}/>")
+    out.append("    </properties>")
+    if not gates:
+        out.append(f'    <testcase classname={quoteattr(suite)} name="evaluation"/>')
+    for o in gates:
+        head = f"    <testcase classname={quoteattr(suite)} name={quoteattr(o.text)}"
+        if o.passed is True:
+            out.append(head + "/>")
+        elif o.passed is None:
+            out.append(head + ">")
+            out.append('      <skipped message="not evaluated: an earlier reference gate failed"/>')
+            out.append("    </testcase>")
+        else:
+            msg = f"{o.name} = {format_number(o.value)}, required {o.op} {format_number(o.threshold)}"
+            out.append(head + ">")
+            out.append(f"      <failure message={quoteattr(msg)}>{escape(msg)}</failure>")
+            out.append("    </testcase>")
+    if report.diagnostics:
+        out.append("    <system-out>" + escape("\n".join(report.diagnostics)) + "</system-out>")
+    out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,31 @@
+"""The ``markdown`` format: tables for a CI job summary."""
+
+from typing import Sequence
+
+from ..gates import GateOutcome
+from .model import Report, format_number, gate_rows, overall_pass, status_word
+
+__all__ = ["render_markdown"]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
+    ok = overall_pass(report, outcomes)
+    lines = [f"### rageval-min {report.family}: {'PASS' if ok else 'FAIL'}", ""]
+    if report.metrics:
+        lines += ["| metric | value |", "| --- | ---: |"]
+        lines += [f"| {_md_cell(k)} | {format_number(v)} |" for k, v in report.metrics.items()]
+        lines.append("")
+    gates = gate_rows(report, outcomes)
+    if gates:
+        lines += ["| gate | value | status |", "| --- | ---: | --- |"]
+        lines += [f"| `{_md_cell(o.text)}` | {format_number(o.value)} | {status_word(o.passed)} |" for o in gates]
+        lines.append("")
+    if report.diagnostics:
+        lines += [f"- {_md_cell(d)}" for d in report.diagnostics]
+        lines.append("")
+    lines.append(f"<sub>`{report.signature}`</sub>")
+    return "\n".join(lines) + "\n"
