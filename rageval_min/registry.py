@@ -61,9 +61,10 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "grounding",
         "answered precision, citation hit rate, under/over-refusal, recall@k (WFGY score_eval)",
-        cli="_cmd_grounding",
+        cli="grounding.cli",
         package="grounding",
         family=True,
+        charts="grounding.charts",
         formats=("wfgy",),
     ),
     Command(

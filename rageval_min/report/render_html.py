@@ -24,7 +24,7 @@ A bar whose metric has an interval gets an error bar; others are drawn plain.
 See docs/html.md.
 """
 
-from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..gates import GateOutcome
 from .charts import MAX_ROWS, Ctx, figure, generic, metric_num, more, num, pair, status_class, table, tree
@@ -95,20 +95,6 @@ _SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');console.l
 
 # ---------------------------------------------------------------------------
 # family sections (each returns HTML; a section whose data is absent returns "")
-
-
-def _grounding(c: Ctx) -> str:
-    names = [n for n in ("precision", "chr", "under_refusal", "over_refusal", "recall@k") if n in c.result]
-    if not names:
-        return ""
-    svg = bar_chart(
-        [(n, [c.bar(c.result[n], n)]) for n in names],
-        title="grounding rates against their gates",
-        ymax=1.0,
-    )
-    return figure(
-        svg, "bars: the result's rates; dashed marks: gate thresholds (green pass, red fail, amber not evaluated)"
-    )
 
 
 def _rouge(c: Ctx) -> str:
@@ -455,7 +441,6 @@ def _compare(c: Ctx) -> str:
 
 
 _SECTIONS: Dict[str, Callable[[Ctx], str]] = {
-    "grounding": _grounding,
     "rouge": _rouge,
     "pairwise": _pairwise,
     "rgb": _rgb,
@@ -465,10 +450,22 @@ _SECTIONS: Dict[str, Callable[[Ctx], str]] = {
 }
 
 
-def _charts(c: Ctx) -> str:
+def _section(c: Ctx) -> Optional[Callable[[Ctx], str]]:
+    """The family's ``charts.section`` (from the registry), or a built-in one, or None."""
+    from .. import registry
+
+    module = registry.charts_module(c.report.family)
+    if module is not None:
+        drawn: Callable[[Ctx], str] = module.section
+        return drawn
     section = _SECTIONS.get(c.report.family)
     if section is None and isinstance(c.result.get("metrics"), Mapping) and "paired" in c.result:
         section = _compare
+    return section
+
+
+def _charts(c: Ctx) -> str:
+    section = _section(c)
     html = ""
     if section is not None:
         try:

@@ -50,13 +50,13 @@ import re
 import unicodedata
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ._contract import Accumulator, ItemRow, finish, register_accumulator
-from ._io import Problems, iter_jsonl
-from ._parallel import accumulate_items
-from ._signature import make_signature
-from .errors import ScoringError
-from .gates import GateOutcome
-from .report import Report
+from .._contract import Accumulator, ItemRow, finish, register_accumulator
+from .._io import Problems, iter_jsonl
+from .._parallel import accumulate_items
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..gates import GateOutcome
+from ..report import Report
 
 __all__ = [
     "DEFAULT_GATES",

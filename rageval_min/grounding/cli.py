@@ -3,8 +3,8 @@
 import argparse
 from typing import Any
 
-from . import grounding
-from ._cli_common import (
+from .. import grounding
+from .._cli_common import (
     CliIO,
     add_report_options,
     apply_gate_rule,
