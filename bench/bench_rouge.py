@@ -67,7 +67,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from rageval_min import rouge  # noqa: E402
+from rageval_min.rouge import rouge_scorer as rouge  # noqa: E402
 
 Pair = Tuple[str, str]
 Scorer = Callable[[str, str], object]

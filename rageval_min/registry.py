@@ -93,9 +93,10 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "rouge",
         "ROUGE exactly as Google's rouge-score computes it",
-        cli="_cmd_rouge",
+        cli="rouge.cli",
         package="rouge",
         family=True,
+        charts="rouge.charts",
     ),
     Command(
         "mtrag",

@@ -97,22 +97,6 @@ _SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');console.l
 # family sections (each returns HTML; a section whose data is absent returns "")
 
 
-def _rouge(c: Ctx) -> str:
-    mean = c.result.get("mean")
-    if not isinstance(mean, Mapping):
-        return ""
-    measures = ["precision", "recall", "fmeasure"]
-    groups = []
-    for rtype, scores in mean.items():
-        if isinstance(scores, Mapping):
-            groups.append(
-                (rtype, [c.bar(scores.get(m), f"{rtype}.{m}", i, f"{rtype} {m}") for i, m in enumerate(measures)])
-            )
-    if not groups:
-        return ""
-    return figure(bar_chart(groups, title="mean ROUGE over records", series=measures, ymax=1.0))
-
-
 def _pairwise(c: Ctx) -> str:
     out = []
     counts = c.result.get("counts")
@@ -441,7 +425,6 @@ def _compare(c: Ctx) -> str:
 
 
 _SECTIONS: Dict[str, Callable[[Ctx], str]] = {
-    "rouge": _rouge,
     "pairwise": _pairwise,
     "rgb": _rgb,
     "mtrag": _mtrag,

@@ -96,13 +96,13 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
-from ._io import Problems, iter_records
-from ._parallel import accumulate_items
-from ._signature import make_signature
-from .errors import ScoringError
-from .porter import STEMMER_ID, porter_stem
-from .report import Report
+from .._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
+from .._io import Problems, iter_records
+from .._parallel import accumulate_items
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..porter import STEMMER_ID, porter_stem
+from ..report import Report
 
 __all__ = [
     "BACKENDS",
@@ -1167,7 +1167,7 @@ def rapidfuzz_lcs() -> Tuple[LcsFn, str]:
 
     Raises :class:`ScoringError` with the pip command when rapidfuzz is missing.
     """
-    from ._extras import load_extra
+    from .._extras import load_extra
 
     mod = load_extra("fast")
     mod.check_backend()
@@ -1205,7 +1205,7 @@ def make_scorer(
     if backend == "rouge-score":
         if tokenizer != "reference":
             raise ScoringError("the rouge-score backend has no unicode tokenizer", field="backend")
-        from ._extras import load_extra
+        from .._extras import load_extra
 
         official: ScoreFn = load_extra("rouge").make_scorer(names, use_stemmer=use_stemmer)
         return official, backend

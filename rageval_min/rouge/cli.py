@@ -4,8 +4,8 @@ import argparse
 import json
 from typing import Any, Callable, List, Optional
 
-from . import rouge
-from ._cli_common import (
+from .. import rouge
+from .._cli_common import (
     CliIO,
     add_report_options,
     emit_report,
@@ -15,11 +15,11 @@ from ._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from ._contract import ItemRow
-from ._io import open_output
-from .errors import ScoringError
-from .gates import evaluate_gates
-from .report import Report
+from .._contract import ItemRow
+from .._io import open_output
+from ..errors import ScoringError
+from ..gates import evaluate_gates
+from ..report import Report
 
 DEFAULT_TYPES = "rouge1,rouge2,rougeL,rougeLsum"
 
