@@ -70,9 +70,10 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "rgb",
         "RGB: answer labels, the four robustness abilities, seeded document mixing, judged rates",
-        cli="_cmd_rgb",
+        cli="rgb.cli",
         package="rgb",
         family=True,
+        charts="rgb.charts",
         formats=("rgb", "abilities"),
     ),
     Command(

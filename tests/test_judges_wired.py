@@ -24,7 +24,7 @@ def server():
 
 def test_rgb_judge_via_main_and_subprocess(server, tmp_path):
     if not _wired("rgb"):
-        pytest.skip("rgb judge is not registered by _cmd_rgb.register yet")
+        pytest.skip("rgb judge is not registered by rgb.cli.register yet")
     src = os.path.join(ROOT, "gold_samples", "rgb", "prediction_en_demo_temp0.2_noise1.0_passage5_correct0.0.json")
     cache, out = str(tmp_path / "c.jsonl"), str(tmp_path / "j.jsonl")
     base = ["rgb", "judge", "--input", src, "--judged", "reject"]

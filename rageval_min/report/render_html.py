@@ -37,7 +37,6 @@ from .svg import (
     forest_plot,
     heatmap,
     is_number,
-    line_chart,
     stacked_bar,
 )
 
@@ -182,57 +181,6 @@ def _pairwise(c: Ctx) -> str:
                 out.append(
                     figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))
                 )
-    return "".join(out)
-
-
-def _rgb(c: Ctx) -> str:
-    out = []
-    abilities = c.result.get("abilities")
-    if isinstance(abilities, Mapping):
-        for model, langs in abilities.items():
-            if not isinstance(langs, Mapping):
-                continue
-            series = []
-            cf_groups = []
-            for lang, abil in langs.items():
-                if not isinstance(abil, Mapping):
-                    continue
-                for name, by_noise in abil.items():
-                    if not isinstance(by_noise, Mapping):
-                        continue
-                    if name == "counterfactual_robustness":
-                        for setting, m in by_noise.items():
-                            if isinstance(m, Mapping):
-                                keys = [k for k in m if is_number(m[k]) or m[k] is None]
-                                cf_groups.append(
-                                    (f"{lang} {setting}", [Bar(m[k], i, label=k) for i, k in enumerate(keys)])
-                                )
-                        continue
-                    pts = []
-                    for noise, v in by_noise.items():
-                        try:
-                            pts.append((float(noise), v))
-                        except ValueError:
-                            continue
-                    if pts:
-                        series.append((f"{lang} {name.replace('_', ' ')}", pts))
-            if series:
-                out.append(
-                    figure(
-                        line_chart(
-                            series, title=f"RGB abilities of {model}", xlabel="noise rate", ylabel="rate", ymax=1.0
-                        )
-                    )
-                )
-            if cf_groups:
-                names = ["accuracy", "error_detection_rate", "error_correction_rate"]
-                out.append(
-                    figure(bar_chart(cf_groups, title=f"counterfactual robustness of {model}", series=names, ymax=1.0))
-                )
-        return "".join(out)
-    names = [n for n in ("all_rate", "reject_rate", "fact_check_rate", "correct_rate", "accuracy") if n in c.result]
-    if names:
-        out.append(figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="RGB rates", ymax=1.0)))
     return "".join(out)
 
 
@@ -426,7 +374,6 @@ def _compare(c: Ctx) -> str:
 
 _SECTIONS: Dict[str, Callable[[Ctx], str]] = {
     "pairwise": _pairwise,
-    "rgb": _rgb,
     "mtrag": _mtrag,
     "factuality": _factuality,
     "compare": _compare,

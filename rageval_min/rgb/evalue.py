@@ -78,12 +78,12 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, finish, register_accumulator
-from ._io import Problems, iter_records
-from ._parallel import accumulate_items
-from ._signature import make_signature
-from .errors import ScoringError
-from .report import Report
+from .._contract import Accumulator, ItemRow, finish, register_accumulator
+from .._io import Problems, iter_records
+from .._parallel import accumulate_items
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..report import Report
 
 __all__ = [
     "DEFAULT_SEED",

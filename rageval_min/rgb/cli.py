@@ -13,8 +13,8 @@ import argparse
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import _cli_judge, judges, rgb
-from ._cli_common import (
+from .. import _cli_judge, judges, rgb
+from .._cli_common import (
     CliIO,
     add_records_option,
     add_report_options,
@@ -24,10 +24,10 @@ from ._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from ._io import open_output, read_text, write_jsonl
-from .errors import ScoringError
-from .gates import check_gate_names
-from .report import Report
+from .._io import open_output, read_text, write_jsonl
+from ..errors import ScoringError
+from ..gates import check_gate_names
+from ..report import Report
 
 _FACTCHECKING_MSG = (
     "--factchecking is not offered: the reference's fact-checking mode reads "
