@@ -79,9 +79,10 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "pairwise",
         "DevBench SubEval pairwise LLM-judge win rates (both orders, consistency)",
-        cli="_cmd_pairwise",
+        cli="pairwise.cli",
         package="pairwise",
         family=True,
+        charts="pairwise.charts",
     ),
     Command(
         "factuality",

@@ -78,12 +78,12 @@ import struct
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ._contract import Accumulator, ItemRow, finish, register_accumulator
-from ._parallel import accumulate_items
-from ._signature import make_signature
-from ._stats import np_mean, np_std, np_sum
-from .errors import ScoringError
-from .report import Report
+from .._contract import Accumulator, ItemRow, finish, register_accumulator
+from .._parallel import accumulate_items
+from .._signature import make_signature
+from .._stats import np_mean, np_std, np_sum
+from ..errors import ScoringError
+from ..report import Report
 
 __all__ = [
     "FAMILY",
@@ -280,10 +280,10 @@ def read_table(path: str) -> List[Tuple[int, Dict[str, Any]]]:
     is; missing values are decided later with :func:`is_missing`.
     """
     if path.lower().endswith(".xlsx"):
-        from ._xlsx import read_xlsx_records
+        from .._xlsx import read_xlsx_records
 
         return read_xlsx_records(path)
-    from ._io import iter_records
+    from .._io import iter_records
 
     return list(iter_records(path))
 
@@ -484,7 +484,7 @@ class TokenLength:
     def load(self) -> Callable[[str], int]:
         """The extra's counter (a :class:`ScoringError` with the pip command when it is missing)."""
         if self._fn is None:
-            from ._extras import load_extra
+            from .._extras import load_extra
 
             self._fn = load_extra("tokens").cl100k_length()
         return self._fn

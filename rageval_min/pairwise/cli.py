@@ -13,8 +13,8 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import _cli_judge, judges, pairwise
-from ._cli_common import (
+from .. import _cli_judge, judges, pairwise
+from .._cli_common import (
     CliIO,
     add_records_option,
     add_report_options,
@@ -24,10 +24,10 @@ from ._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from ._extras import pip_hint
-from ._io import atomic_writer, open_output, read_text, write_jsonl
-from .errors import ScoringError
-from .gates import check_gate_names
+from .._extras import pip_hint
+from .._io import atomic_writer, open_output, read_text, write_jsonl
+from ..errors import ScoringError
+from ..gates import check_gate_names
 
 #: The reference's judge call settings (one user message, temperature 0).  The reference's
 #: max_tokens is min(1024, context window - prompt tokens); 1024 is sent here (no tokenizer).
@@ -296,7 +296,7 @@ def _pretty(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def write_output_dir(directory: str, res: pairwise.PairwiseResult) -> List[str]:
     """Write the reference's output files into ``directory``; returns the names written."""
-    from ._xlsx import write_xlsx
+    from .._xlsx import write_xlsx
 
     if not os.path.isdir(directory):
         try:
