@@ -103,9 +103,10 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "mtrag",
         "MT-RAG generation metrics: Recall, ROUGE-L, extractiveness, RB_agg, IDK conditioning",
-        cli="_cmd_mtrag",
+        cli="mtrag.cli",
         package="mtrag",
         family=True,
+        charts="mtrag.charts",
     ),
     Command(
         "judge",

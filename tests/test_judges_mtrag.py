@@ -1,4 +1,4 @@
-"""`mtrag judge` (rageval_min/_judge_mtrag.py): IDK, underspecified, RB_llm and RL_F through a
+"""`mtrag judge` (rageval_min/mtrag/judge.py): IDK, underspecified, RB_llm and RL_F through a
 scripted judge on a loopback server, then from the replay cache; then `mtrag condition`."""
 
 import functools
@@ -11,7 +11,7 @@ from conftest import ROOT, run_cli
 from judge_server import ChatServer
 from judged_helpers import _family_judge, _judge_args, _live_then_replay
 
-from rageval_min import _judge_mtrag as jm
+from rageval_min.mtrag import judge as jm
 
 TASKS = os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl")
 

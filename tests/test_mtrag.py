@@ -676,8 +676,8 @@ def test_exact_mean_merges_exactly():
 
 
 def test_judge_steps_run_in_pipeline_order():
-    from rageval_min import _judge_mtrag as jm
     from rageval_min.judges import FunctionJudge, JudgeRunner
+    from rageval_min.mtrag import judge as jm
 
     asked = []
 

@@ -4,7 +4,7 @@ Reference: ``IBM/mt-rag-benchmark@cc5b1d4:scripts/evaluation/run_algorithmic.py`
 algorithmic metrics and RB_agg), ``...:scripts/evaluation/judge_wrapper.py`` (the judges'
 parsers, the column-wise pandas pipeline and IDK conditioning), ``...:judge_utils.py`` and
 ``...:run_generation_eval.py`` (the pipeline order).  The library code is here (and the
-judge prompts in ``_judge_mtrag.py``); the CLI (``rageval-min mtrag ...``) is ``_cmd_mtrag.py``.
+judge prompts in ``mtrag/judge.py``); the CLI (``rageval-min mtrag ...``) is ``mtrag/cli.py``.
 
 Canonical metric names (identical in the API, the CLI and the output records)::
 
@@ -73,13 +73,13 @@ from typing import (
     Union,
 )
 
-from . import rouge as _rouge
-from ._contract import Accumulator, ItemRow, finish, register_accumulator
-from ._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, parse_item, read_json
-from ._parallel import Engine, accumulate_items
-from ._signature import make_signature
-from .errors import ScoringError
-from .report import Report, render
+from .. import rouge as _rouge
+from .._contract import Accumulator, ItemRow, finish, register_accumulator
+from .._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, parse_item, read_json
+from .._parallel import Engine, accumulate_items
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..report import Report, render
 
 __all__ = [
     "FAMILY",

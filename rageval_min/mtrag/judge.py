@@ -46,13 +46,13 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import judges, mtrag
-from ._contract import ItemRow, finish
-from ._io import Problems, atomic_writer, iter_jsonl
-from ._parallel import accumulate_items
-from .errors import ScoringError
-from .judges import PromptTemplate, UnparseableAnswer
-from .report import Report
+from .. import judges, mtrag
+from .._contract import ItemRow, finish
+from .._io import Problems, atomic_writer, iter_jsonl
+from .._parallel import accumulate_items
+from ..errors import ScoringError
+from ..judges import PromptTemplate, UnparseableAnswer
+from ..report import Report
 
 __all__ = [
     "DEFAULT_STEPS",

@@ -1,7 +1,7 @@
 """``rageval-min mtrag``: MT-RAG algorithmic metrics, LLM judges, IDK conditioning and summaries.
 
 Subcommands (the scoring lives in :mod:`rageval_min.mtrag` and, for ``judge``,
-:mod:`rageval_min._judge_mtrag`; this module only parses options):
+:mod:`rageval_min.mtrag.judge`; this module only parses options):
 
 ``algorithmic``  streams task records, writes each back with its ``metrics`` (as
                  ``run_algorithmic.py``), reports the mean of each metric.
@@ -25,8 +25,8 @@ import argparse
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional, Sequence
 
-from . import _cli_judge, _judge_mtrag, judges, mtrag, rouge
-from ._cli_common import (
+from .. import _cli_judge, judges, mtrag, rouge
+from .._cli_common import (
     CliIO,
     add_records_option,
     add_report_options,
@@ -35,10 +35,11 @@ from ._cli_common import (
     prepare,
     selected_variants,
 )
-from ._io import atomic_writer
-from .errors import ScoringError
-from .gates import check_gate_names
-from .report import Report
+from .._io import atomic_writer
+from ..errors import ScoringError
+from ..gates import check_gate_names
+from ..report import Report
+from . import judge as _judge_mtrag
 
 
 def _records_options(p: argparse.ArgumentParser, *, what: str, step: str, records: str) -> None:
