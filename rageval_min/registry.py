@@ -87,9 +87,10 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "factuality",
         "SAFE / LongFact F1@K, FActScore, VeriScore, correlation with human labels",
-        cli="_cmd_factuality",
+        cli="factuality.cli",
         package="factuality",
         family=True,
+        charts="factuality.charts",
         formats=("safe", "jsonl"),
     ),
     Command(

@@ -14,8 +14,8 @@ import sys
 import pytest
 from conftest import need
 
-from rageval_min import factuality as F
 from rageval_min.errors import ScoringError
+from rageval_min.factuality import safe as F
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "factuality")
 

@@ -1,4 +1,4 @@
-"""`factuality judge` (library: _judge_factuality.py; CLI: _cmd_factuality.py): search-free SAFE through a
+"""`factuality judge` (library: factuality/judge.py; CLI: factuality/cli.py): search-free SAFE through a
 scripted judge on a loopback server and from the replay cache, feeding `factuality f1k`."""
 
 import argparse
@@ -11,9 +11,9 @@ from conftest import run_cli
 from judge_server import ChatServer
 from judged_helpers import _live_then_replay
 
-from rageval_min import _cmd_factuality as cf
-from rageval_min import _judge_factuality as jf
 from rageval_min._cli_common import CliIO
+from rageval_min.factuality import cli as cf
+from rageval_min.factuality import judge as jf
 
 
 def scripted(prompt, body):

@@ -24,7 +24,7 @@ A bar whose metric has an interval gets an error bar; others are drawn plain.
 See docs/html.md.
 """
 
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, Mapping, Optional, Sequence
 
 from ..gates import GateOutcome
 from .charts import MAX_ROWS, Ctx, figure, generic, metric_num, more, num, pair, status_class, table, tree
@@ -32,7 +32,6 @@ from .model import Report, overall_pass
 from .svg import (
     Bar,
     bar_chart,
-    dot_plot,
     esc,
     forest_plot,
     is_number,
@@ -92,56 +91,6 @@ _SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');console.l
 
 # ---------------------------------------------------------------------------
 # family sections (each returns HTML; a section whose data is absent returns "")
-
-
-def _factuality(c: Ctx) -> str:
-    out = []
-    r = c.result
-    heads = [
-        n
-        for n in ("f1_mean", "precision_mean", "recall_mean", "score", "init_score", "respond_ratio")
-        if is_number(r.get(n))
-    ]
-    if heads:
-        caption = "error bars: the result's bootstrap interval" if any(n in c.intervals for n in heads) else ""
-        out.append(figure(bar_chart([(n, [c.bar(r[n], n)]) for n in heads], title="factuality", ymax=1.0), caption))
-    lines = r.get("lines")
-    if isinstance(lines, list) and lines and all(isinstance(x, Mapping) for x in lines):
-        if any("f1_at_k" in x for x in lines):
-            vals = [(str(x.get("id", i)), x.get("f1_at_k")) for i, x in enumerate(lines)]
-            k = r.get("max_claims")
-            out.append(figure(dot_plot(vals, title=f"F1@K distribution (K={k}), one dot per line")))
-        elif any(isinstance(x.get("pearson"), Mapping) for x in lines):
-            groups = []
-            for i, x in enumerate(lines):
-                bars = []
-                for j, name in enumerate(("pearson", "spearman")):
-                    st = x.get(name)
-                    bars.append(Bar(st.get("statistic") if isinstance(st, Mapping) else None, j, label=name))
-                groups.append((str(x.get("id", i)), bars))
-            out.append(figure(bar_chart(groups, title="correlations", series=["pearson", "spearman"], ymax=1.0)))
-    per_prompt = r.get("per_prompt_f1")
-    if isinstance(per_prompt, Mapping):
-        for side, vals in per_prompt.items():
-            if isinstance(vals, list):
-                out.append(
-                    figure(
-                        dot_plot([(f"prompt {i}", v) for i, v in enumerate(vals)], title=f"F1@K distribution: {side}")
-                    )
-                )
-    scores = r.get("scores")
-    if isinstance(scores, list) and scores and all(isinstance(x, Mapping) and "veriscore" in x for x in scores):
-        models: List[str] = []
-        domains: List[str] = []
-        for x in scores:
-            if str(x.get("model")) not in models:
-                models.append(str(x.get("model")))
-            if str(x.get("domain")) not in domains:
-                domains.append(str(x.get("domain")))
-        cell = {(str(x.get("domain")), str(x.get("model"))): x.get("veriscore") for x in scores}
-        groups = [(d, [Bar(cell.get((d, m)), i, label=f"{m} {d}") for i, m in enumerate(models)]) for d in domains]
-        out.append(figure(bar_chart(groups, title="VeriScore by domain", series=models, ymax=1.0)))
-    return "".join(out)
 
 
 def _compare(c: Ctx) -> str:
@@ -236,7 +185,6 @@ def _compare(c: Ctx) -> str:
 
 
 _SECTIONS: Dict[str, Callable[[Ctx], str]] = {
-    "factuality": _factuality,
     "compare": _compare,
 }
 

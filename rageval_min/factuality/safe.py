@@ -13,7 +13,7 @@ Reference implementations (user documentation: ``docs/factuality.md``):
 The family follows the contract of ``docs/adding-a-family.md``: per scoring
 command (``f1k``, ``safe``, ``factscore``, ``veriscore``, ``correlate``) an item
 scorer (``<command>_item``), a registered accumulator with exact merges and a
-file-level function (``<command>_file``); the CLI lives in ``_cmd_factuality.py``.
+file-level function (``<command>_file``); the CLI lives in ``factuality/cli.py``.
 The per-item work goes through :func:`~rageval_min._parallel.accumulate_items`
 (``--jobs``, ``--engine dask``; every output byte-identical), the file-level
 functions end with :func:`~rageval_min._contract.finish` (``--emit-partial``),
@@ -66,14 +66,14 @@ from typing import (
     Union,
 )
 
-from ._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
-from ._io import iter_records, read_json
-from ._parallel import accumulate_items
-from ._signature import make_signature
-from ._stats import betainc, betainc_complement, np_mean, np_std, np_sum, pairwise_sum, rankdata
-from .errors import ScoringError
-from .gates import GateOutcome
-from .report import Report, overall_pass
+from .._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
+from .._io import iter_records, read_json
+from .._parallel import accumulate_items
+from .._signature import make_signature
+from .._stats import betainc, betainc_complement, np_mean, np_std, np_sum, pairwise_sum, rankdata
+from ..errors import ScoringError
+from ..gates import GateOutcome
+from ..report import Report, overall_pass
 
 __all__ = [
     "COMMAND_VARIANTS",

@@ -26,7 +26,7 @@ error line ``{"id", "error"}``, which ``f1k`` reports and skips; nothing is gues
 
 This module is library code (prompts, parsing, :func:`judge_responses`, the
 file-level :func:`judge_file` and the report's :class:`JudgeAccumulator`); the
-``factuality judge`` command line is in ``_cmd_factuality.py``.  The judge calls
+``factuality judge`` command line is in ``factuality/cli.py``.  The judge calls
 run with the runner's own concurrency (``--concurrency``), not through the
 ``--jobs`` engine: there is no per-item work worth sending to other processes
 once the answers are in.
@@ -36,13 +36,13 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import judges
-from ._contract import ItemRow, finish
-from ._io import atomic_writer, iter_records
-from .errors import ScoringError
-from .factuality import REF_SAFE, JudgeAccumulator
-from .judges import PromptTemplate, UnparseableAnswer, template_signature
-from .report import Report
+from .. import judges
+from .._contract import ItemRow, finish
+from .._io import atomic_writer, iter_records
+from ..errors import ScoringError
+from ..factuality import REF_SAFE, JudgeAccumulator
+from ..judges import PromptTemplate, UnparseableAnswer, template_signature
+from ..report import Report
 
 __all__ = [
     "FACT_PARAMS",

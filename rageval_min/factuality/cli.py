@@ -4,7 +4,7 @@ Scoring lives in :mod:`rageval_min.factuality` (``f1k_file``, ``safe_evaluate``,
 ``factscore_file``, ``veriscore_file``, ``correlate_file``,
 ``correlate_table_file``, ``study_file``, and the reference formats
 ``REPORT_FORMATS``); the search-free SAFE judge in
-:mod:`rageval_min._judge_factuality` (``judge_file``).
+:mod:`rageval_min.factuality.judge` (``judge_file``).
 
 ``jsonl`` outputs (``f1k``, ``correlate``) are data streams: one line per input
 line.  When a ``--gate`` is given, one last line ``{"gates": [...], "pass": ...}``
@@ -22,8 +22,8 @@ import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, TextIO
 
-from . import factuality as F
-from ._cli_common import (
+from .. import factuality as F
+from .._cli_common import (
     CliIO,
     add_records_option,
     add_report_options,
@@ -34,13 +34,13 @@ from ._cli_common import (
     report_targets,
     selected_variants,
 )
-from ._cli_judge import add_judge_options, judge_from_args, judge_model, with_judge_stats
-from ._io import atomic_writer
-from ._judge_factuality import TEMPLATE_STEPS, TEMPLATES, judge_file, read_judge_input
-from .errors import ScoringError
-from .gates import check_gate_names, evaluate_gates
-from .judges import JudgeStats
-from .report import Report, overall_pass
+from .._cli_judge import add_judge_options, judge_from_args, judge_model, with_judge_stats
+from .._io import atomic_writer
+from ..errors import ScoringError
+from ..gates import check_gate_names, evaluate_gates
+from ..judges import JudgeStats
+from ..report import Report, overall_pass
+from .judge import TEMPLATE_STEPS, TEMPLATES, judge_file, read_judge_input
 
 # --------------------------------------------------------------------------- option types
 
