@@ -12,6 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from . import _cli_judge, judges
 from ._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
+from ._cmd_judge_agreement import register_agreement
 from ._io import Problems, first_bad_path, iter_records, read_text, write_jsonl
 from ._signature import make_signature
 from .errors import ScoringError
@@ -72,11 +73,12 @@ def register(sub: Any) -> None:
     _cli_judge.add_judge_options(r)
     add_report_options(r)
     r.set_defaults(func=run)
+    register_agreement(jsub)
     p.set_defaults(func=_no_subcommand)
 
 
 def _no_subcommand(args: argparse.Namespace, io: CliIO) -> int:
-    raise ScoringError("judge: choose a subcommand: run (see rageval-min judge --help)")
+    raise ScoringError("judge: choose a subcommand: run, agreement (see rageval-min judge --help)")
 
 
 def parse_params(values: List[str], system: Optional[str]) -> Dict[str, Any]:
