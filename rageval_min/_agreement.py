@@ -104,7 +104,7 @@ def label_domain(values: Sequence[Optional[Label]], order: Optional[Sequence[Lab
         return list(order)
     kinds = {isinstance(v, str) for v in seen}
     if len(kinds) > 1:
-        raise ValueError("the labels mix strings and numbers; give the label order explicitly")
+        raise ValueError("the labels mix strings and numbers; give the label order")
     return sorted(seen.values())  # type: ignore[type-var]
 
 

@@ -17,7 +17,7 @@ and a label field) or a family's judged records, read directly:
     (:func:`rageval_min.rgb.parse_fact_judgement`), else 0.
 ``mtrag-idk``
     MT-RAG judged records: id ``task_id``, label the first value of
-    ``metrics.idk_eval`` (1, 0.5 or 0).
+    ``metrics.idk_eval`` (1, 0.5 or 0; the family's ``"unknown"`` is no verdict).
 ``pairwise``
     ``pairwise judge`` records: id ``cmp_index``, label the choice letter the
     family extracts from the judge column (``judge``); exact matches (``EM``)
@@ -136,6 +136,8 @@ def _family_label(rec: Dict[str, Any], source: str, field: str, path: str, line:
             return None
         if not isinstance(values, list):
             raise ScoringError("expected a list", path=path, line=line, field="metrics.idk_eval")
+        if isinstance(values[0], str):
+            return None  # the family's mark of an unparseable judge answer ("unknown")
         return _label(values[0], path, line, "metrics.idk_eval")
     text = rec.get(field)
     if not isinstance(text, str):
@@ -143,13 +145,17 @@ def _family_label(rec: Dict[str, Any], source: str, field: str, path: str, line:
     if source == "pairwise":
         from . import pairwise
 
-        if text in (pairwise.EM_MARKER, pairwise.FAIL_MESSAGE):
-            return None
-        return pairwise.extract_choice(text)
+        return None if text == pairwise.FAIL_MESSAGE else pairwise.extract_choice(text)
     from . import rgb
 
     parse = rgb.parse_reject_judgement if source == "rgb-reject" else rgb.parse_fact_judgement
     return int(parse(text))
+
+
+def _exact_match(rec: Dict[str, Any], field: str) -> bool:
+    from . import pairwise
+
+    return rec.get(field) == pairwise.EM_MARKER
 
 
 def read_judge(
@@ -161,6 +167,8 @@ def read_judge(
     out: Dict[Any, Any] = {}
     lines: Dict[Any, int] = {}
     for line, rec in iter_records(path):
+        if source == "pairwise" and _exact_match(rec, label_field):
+            continue  # never judged; ref-vs-ref comparisons even share their cmp_index
         rid = _id(rec, id_field, path, line)
         if rid in out:
             raise ScoringError(
@@ -260,8 +268,7 @@ def _domain(rows: Sequence[Sequence[Optional[ag.Label]]], order: Optional[Sequen
     try:
         domain = ag.label_domain(values, order)
     except ValueError as exc:
-        hint = "; give --labels" if order is None else " (--labels)"
-        raise ScoringError(f"{exc}{hint}") from None
+        raise ScoringError(f"{exc} (--labels)") from None
     if level in ("interval", "ratio") and any(isinstance(x, str) for x in domain):
         raise ScoringError(f"--level {level} needs numeric labels")
     return domain
