@@ -208,3 +208,21 @@ def test_calibration_of_a_failed_run_is_refused(tmp_path):
         check_calibration(JUDGE, **ok)
     code, _, err = _agreement(*argv[:-1], JUDGE)
     assert code == 2 and "refusing" in err
+
+
+def test_the_calibration_example_of_docs_judges_md_runs(tmp_path):
+    import re
+    import shlex
+
+    with open(os.path.join(ROOT, "docs", "judges.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    section = text.split("## Calibrating a judge against human labels", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    commands = [c for c in block.replace("\\\n", " ").splitlines() if c.startswith("rageval-min ")]
+    assert len(commands) == 2 and len(block.splitlines()) <= 10
+    cal = str(tmp_path / "calibration.json")
+    for command in commands:
+        command = command.replace("$S", os.path.join(G, "judge")).replace("calibration.json", cal)
+        code, out, err = run_cli(shlex.split(command)[1:])
+        assert code == 0, (command, err)
+    check_calibration(cal, spec="http://127.0.0.1:8000/v1", model="judge-small", template_hash="builtin")
