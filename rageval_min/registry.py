@@ -112,7 +112,7 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "judge",
         "ask an LLM judge (OpenAI-compatible server, openai:, cmd:, replay:) with cache and retries",
-        cli="_cmd_judge",
+        cli="judges.cli",
         package="judges",
     ),
     Command(

@@ -7,7 +7,7 @@ import warnings
 import pytest
 from conftest import need
 
-from rageval_min import _agreement as ag
+from rageval_min.judges import agreement as ag
 
 # --------------------------------------------------------------------------- a seeded random corpus
 

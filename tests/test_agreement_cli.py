@@ -6,10 +6,10 @@ import os
 import pytest
 from conftest import ROOT, need, run_cli
 
-from rageval_min import _agreement as ag
-from rageval_min._judge_agreement import metric_names
-from rageval_min._judge_calibration import check_calibration, template_hash
 from rageval_min.errors import ScoringError
+from rageval_min.judges import agreement as ag
+from rageval_min.judges.agreement_report import metric_names
+from rageval_min.judges.calibration import check_calibration, template_hash
 
 G = os.path.join(ROOT, "gold_samples")
 JUDGE = os.path.join(G, "judge", "agreement_judge.jsonl")
@@ -173,7 +173,7 @@ def test_calibration_record_and_check(tmp_path):
     assert record["judge"] == {"spec": "http://127.0.0.1:9/v1", "model": "m1", "template_hash": "builtin"}
     assert record["pass"] is True and record["status"] == "ok"
     assert [g["gate"] for g in record["gates"]] == ["n>=30", "kappa_quadratic>=0.6"]
-    from rageval_min._judge_agreement import file_sha256
+    from rageval_min.judges.agreement_report import file_sha256
 
     sha = file_sha256(HUMAN)
     assert record["labels"]["sha256"] == sha

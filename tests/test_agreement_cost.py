@@ -7,7 +7,8 @@ from fractions import Fraction
 import pytest
 from conftest import DATA
 
-from rageval_min._judge_cost import (
+from rageval_min.errors import ScoringError
+from rageval_min.judges.cost import (
     Usage,
     UsageTotals,
     cost,
@@ -16,7 +17,6 @@ from rageval_min._judge_cost import (
     load_price_table,
     parse_price_table,
 )
-from rageval_min.errors import ScoringError
 
 USAGE = os.path.join(DATA, "judge_usage")
 

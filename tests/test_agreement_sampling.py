@@ -3,7 +3,8 @@
 import pytest
 from conftest import need
 
-from rageval_min._judge_sampling import (
+from rageval_min.errors import ScoringError
+from rageval_min.judges.sampling import (
     TIE_RULES,
     apply_rule,
     flip_rate,
@@ -11,7 +12,6 @@ from rageval_min._judge_sampling import (
     pass_at_k,
     self_consistency,
 )
-from rageval_min.errors import ScoringError
 
 T, F, N = True, False, None
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 from judge_server import ChatServer, Sleeps
 
-from rageval_min import _cli_judge, judges
+from rageval_min import judges
 from rageval_min.errors import ScoringError
 from rageval_min.judges import (
     FunctionJudge,
@@ -23,6 +23,7 @@ from rageval_min.judges import (
     judge_from_spec,
     run_judge,
 )
+from rageval_min.judges import options as _cli_judge
 
 
 def _http(server, **kw):

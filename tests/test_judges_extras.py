@@ -12,10 +12,11 @@ import pytest
 from conftest import ROOT, need
 from judge_server import Sleeps
 
-from rageval_min import _cli_judge, judges
+from rageval_min import judges
 from rageval_min._extras import load_extra
 from rageval_min.errors import ScoringError
 from rageval_min.judges import JudgeStats, judge_from_spec, run_judge
+from rageval_min.judges import options as _cli_judge
 
 
 def _drop_extra_modules(monkeypatch, *names):

@@ -34,11 +34,11 @@ from .._cli_common import (
     report_targets,
     selected_variants,
 )
-from .._cli_judge import add_judge_options, judge_from_args, judge_model, with_judge_stats
 from .._io import atomic_writer
 from ..errors import ScoringError
 from ..gates import check_gate_names, evaluate_gates
 from ..judges import JudgeStats
+from ..judges.options import add_judge_options, judge_from_args, judge_model, with_judge_stats
 from ..report import Report, overall_pass
 from .judge import TEMPLATE_STEPS, TEMPLATES, judge_file, read_judge_input
 

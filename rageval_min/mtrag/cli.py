@@ -25,7 +25,7 @@ import argparse
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional, Sequence
 
-from .. import _cli_judge, judges, mtrag, rouge
+from .. import judges, mtrag, rouge
 from .._cli_common import (
     CliIO,
     add_records_option,
@@ -38,6 +38,7 @@ from .._cli_common import (
 from .._io import atomic_writer
 from ..errors import ScoringError
 from ..gates import check_gate_names
+from ..judges import options as _cli_judge
 from ..report import Report
 from . import judge as _judge_mtrag
 

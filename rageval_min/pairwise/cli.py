@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import _cli_judge, judges, pairwise
+from .. import judges, pairwise
 from .._cli_common import (
     CliIO,
     add_records_option,
@@ -28,6 +28,7 @@ from .._extras import pip_hint
 from .._io import atomic_writer, open_output, read_text, write_jsonl
 from ..errors import ScoringError
 from ..gates import check_gate_names
+from ..judges import options as _cli_judge
 
 #: The reference's judge call settings (one user message, temperature 0).  The reference's
 #: max_tokens is min(1024, context window - prompt tokens); 1024 is sent here (no tokenizer).

@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-from .. import _cli_judge, judges, rgb
+from .. import judges, rgb
 from .._cli_common import (
     CliIO,
     add_records_option,
@@ -27,6 +27,7 @@ from .._cli_common import (
 from .._io import open_output, read_text, write_jsonl
 from ..errors import ScoringError
 from ..gates import check_gate_names
+from ..judges import options as _cli_judge
 from ..report import Report
 
 _FACTCHECKING_MSG = (

@@ -10,9 +10,10 @@ import sys
 import time
 from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
 
-from ._extras import load_extra
-from .errors import ScoringError
-from .judges import (
+from .._extras import load_extra
+from ..errors import ScoringError
+from ..report import Report
+from .runner import (
     DEFAULT_ABORT_AFTER,
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -29,7 +30,6 @@ from .judges import (
     judge_from_spec,
     templates_from_args,
 )
-from .report import Report
 
 __all__ = [
     "add_bertscore_options",

@@ -52,12 +52,12 @@ Fewer than ``min_n`` items in ``n`` is a failed status of its own.
 import hashlib
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import _agreement as ag
-from ._io import iter_records
-from ._signature import make_signature
-from .errors import ScoringError
-from .gates import GateOutcome
-from .report import Report
+from .._io import iter_records
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..gates import GateOutcome
+from ..report import Report
+from . import agreement as ag
 
 __all__ = [
     "DEFAULT_MIN_N",
@@ -143,17 +143,17 @@ def _family_label(rec: Dict[str, Any], source: str, field: str, path: str, line:
     if not isinstance(text, str):
         return None
     if source == "pairwise":
-        from . import pairwise
+        from .. import pairwise
 
         return None if text == pairwise.FAIL_MESSAGE else pairwise.extract_choice(text)
-    from . import rgb
+    from .. import rgb
 
     parse = rgb.parse_reject_judgement if source == "rgb-reject" else rgb.parse_fact_judgement
     return int(parse(text))
 
 
 def _exact_match(rec: Dict[str, Any], field: str) -> bool:
-    from . import pairwise
+    from .. import pairwise
 
     return rec.get(field) == pairwise.EM_MARKER
 

@@ -85,9 +85,9 @@ from typing import (
     runtime_checkable,
 )
 
-from ._extras import load_extra
-from ._io import read_text
-from .errors import ScoringError
+from .._extras import load_extra
+from .._io import read_text
+from ..errors import ScoringError
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",

@@ -27,8 +27,8 @@ import math
 import random
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._stats import np_mean, np_sum, pairwise_sum, percentile
-from .errors import ScoringError
+from .._stats import np_mean, np_sum, pairwise_sum, percentile
+from ..errors import ScoringError
 
 __all__ = [
     "LEVELS",

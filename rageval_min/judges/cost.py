@@ -29,8 +29,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Dict, Mapping, NamedTuple, Optional
 
-from ._io import read_text
-from .errors import ScoringError
+from .._io import read_text
+from ..errors import ScoringError
 
 __all__ = [
     "PRICE_FIELDS",

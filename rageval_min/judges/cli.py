@@ -10,14 +10,15 @@ import json
 import math
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from . import _cli_judge, judges
-from ._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
-from ._cmd_judge_agreement import register_agreement
-from ._io import Problems, first_bad_path, iter_records, read_text, write_jsonl
-from ._signature import make_signature
-from .errors import ScoringError
-from .gates import GateOutcome
-from .report import Report
+from .._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
+from .._io import Problems, first_bad_path, iter_records, read_text, write_jsonl
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..gates import GateOutcome
+from ..report import Report
+from . import options as _cli_judge
+from . import runner as judges
+from .agreement_cli import register_agreement
 
 __all__ = ["register", "run", "compute", "parse_params", "read_prompts", "Prompts", "METRICS"]
 

@@ -24,9 +24,9 @@ import json
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ._io import atomic_writer, read_text
-from .errors import ScoringError
-from .gates import GateOutcome, evaluate_gates, parse_gate
+from .._io import atomic_writer, read_text
+from ..errors import ScoringError
+from ..gates import GateOutcome, evaluate_gates, parse_gate
 
 __all__ = ["KIND", "VERSION", "calibration_record", "check_calibration", "template_hash", "write_calibration"]
 

@@ -17,7 +17,7 @@ against that arithmetic in numpy over a grid.
 import math
 from typing import List, NamedTuple, Optional, Sequence, Union
 
-from .errors import ScoringError
+from ..errors import ScoringError
 
 __all__ = [
     "PASS_RULES",

@@ -10,13 +10,13 @@ import math
 import os
 from typing import Any, List, Optional
 
-from . import _judge_agreement as ja
-from . import _judge_calibration as jc
-from ._agreement import LEVELS, Label, normalize_label
-from ._cli_common import CliIO, add_report_options, emit_report, parse_gates, prepare, report_targets
-from .errors import ScoringError
-from .gates import evaluate_gates
-from .report import overall_pass
+from .._cli_common import CliIO, add_report_options, emit_report, parse_gates, prepare, report_targets
+from ..errors import ScoringError
+from ..gates import evaluate_gates
+from ..report import overall_pass
+from . import agreement_report as ja
+from . import calibration as jc
+from .agreement import LEVELS, Label, normalize_label
 
 __all__ = ["register_agreement", "run", "parse_labels"]
 
