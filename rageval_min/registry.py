@@ -118,13 +118,14 @@ COMMANDS: Tuple[Command, ...] = (
     Command(
         "compare",
         "is the candidate worse than the baseline? paired per-item statistics as CI gates",
-        cli="_cmd_compare",
+        cli="compare.cli",
         package="compare",
+        charts="compare.charts",
     ),
     Command(
         "merge",
         "one report from the partial states of shards (--emit-partial), byte for byte",
-        cli="_cmd_merge",
+        cli="_merge",
     ),
     Command("demo", "run every family on the bundled gold samples", cli="_demo"),
 )

@@ -24,17 +24,13 @@ A bar whose metric has an interval gets an error bar; others are drawn plain.
 See docs/html.md.
 """
 
-from typing import Callable, Dict, Mapping, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..gates import GateOutcome
-from .charts import MAX_ROWS, Ctx, figure, generic, metric_num, more, num, pair, status_class, table, tree
+from .charts import Ctx, generic, metric_num, num, status_class, table, tree
 from .model import Report, overall_pass
 from .svg import (
-    Bar,
-    bar_chart,
     esc,
-    forest_plot,
-    is_number,
 )
 
 __all__ = ["render_html"]
@@ -90,117 +86,18 @@ _SCRIPT = "document.documentElement.setAttribute('data-rendered','ok');console.l
 
 
 # ---------------------------------------------------------------------------
-# family sections (each returns HTML; a section whose data is absent returns "")
-
-
-def _compare(c: Ctx) -> str:
-    metrics = c.result.get("metrics")
-    if not isinstance(metrics, Mapping):
-        return ""
-    out = []
-    counts = [(k, c.result.get(k)) for k in ("key", "paired", "only_baseline", "only_candidate") if k in c.result]
-    if counts:
-        out.append(table([k for k, _ in counts], [[num(v) for _, v in counts]]))
-    groups = []
-    rows = []
-    forest = []
-    for name, m in metrics.items():
-        if not isinstance(m, Mapping):
-            continue
-        b_iv = pair(m.get("baseline_ci")) or (None, None)
-        c_iv = pair(m.get("candidate_ci")) or (None, None)
-        groups.append(
-            (
-                name,
-                [
-                    Bar(
-                        m.get("baseline") if is_number(m.get("baseline")) else None,
-                        0,
-                        b_iv[0],
-                        b_iv[1],
-                        f"{name} baseline",
-                    ),
-                    Bar(
-                        m.get("candidate") if is_number(m.get("candidate")) else None,
-                        1,
-                        c_iv[0],
-                        c_iv[1],
-                        f"{name} candidate",
-                    ),
-                ],
-            )
-        )
-        verdict = m.get("verdict")
-        if verdict in ("improved", "regressed"):
-            status = str(verdict)
-        else:
-            status = "regressed" if m.get("regressed") else ("improved" if m.get("improved") else "")
-        shown = verdict if isinstance(verdict, str) else (status or "no change")
-        forest.append((name, m.get("delta"), m.get("ci_low"), m.get("ci_high"), status))
-        cls = {"regressed": "fail", "improved": "pass"}.get(status, "")
-        rows.append(
-            [f"<code>{esc(name)}</code>"]
-            + [num(m.get(k)) for k in ("kind", "direction", "n", "baseline", "candidate", "delta", "ci_low", "ci_high")]
-            + [
-                num(m.get("p_value")),
-                num(m.get("test")),
-                f'<span class="st-{cls}">{esc(shown)}</span>',
-            ]
-        )
-    if groups:
-        vals = [float(v) for _, bs in groups for b in bs for v in (b.value, b.high) if v is not None and is_number(v)]
-        ymax = 1.0 if vals and max(vals) <= 1.0 and min(vals) >= 0 else None
-        out.append(
-            figure(bar_chart(groups, title="baseline vs candidate", series=["baseline", "candidate"], ymax=ymax))
-        )
-        out.append(
-            figure(
-                forest_plot(forest, title="delta (candidate - baseline) with its interval"),
-                "green: improved; red: regressed",
-            )
-        )
-        head = [
-            "metric",
-            "kind",
-            "direction",
-            "n",
-            "baseline",
-            "candidate",
-            "delta",
-            "ci_low",
-            "ci_high",
-            "p_value",
-            "test",
-            "verdict",
-        ]
-        out.append(table(head, rows))
-    regs = c.result.get("regressions")
-    if isinstance(regs, list):
-        out.append(f"<h3>Per-item regressions ({len(regs)})</h3>")
-        if regs:
-            out.append(tree(regs[:MAX_ROWS]) + more(len(regs)))
-        else:
-            out.append('<p class="muted">none</p>')
-    return "".join(out)
-
-
-_SECTIONS: Dict[str, Callable[[Ctx], str]] = {
-    "compare": _compare,
-}
+# the family section: the charts module the registry names, else the generic one
 
 
 def _section(c: Ctx) -> Optional[Callable[[Ctx], str]]:
-    """The family's ``charts.section`` (from the registry), or a built-in one, or None."""
+    """The ``section`` of the family's charts module (named in the registry), or None."""
     from .. import registry
 
     module = registry.charts_module(c.report.family)
-    if module is not None:
-        drawn: Callable[[Ctx], str] = module.section
-        return drawn
-    section = _SECTIONS.get(c.report.family)
-    if section is None and isinstance(c.result.get("metrics"), Mapping) and "paired" in c.result:
-        section = _compare
-    return section
+    if module is None:
+        return None
+    drawn: Callable[[Ctx], str] = module.section
+    return drawn
 
 
 def _charts(c: Ctx) -> str:

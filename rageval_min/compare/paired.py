@@ -41,12 +41,12 @@ import math
 import random
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import _stats
-from ._io import iter_jsonl
-from ._signature import make_signature
-from .errors import ScoringError
-from .gates import GateOutcome
-from .report import Report
+from .. import _stats
+from .._io import iter_jsonl
+from .._signature import make_signature
+from ..errors import ScoringError
+from ..gates import GateOutcome
+from ..report import Report
 
 __all__ = [
     "DEFAULT_MIN_N",
@@ -183,7 +183,7 @@ def _metric(
 def _aggregate_metrics(
     family: str, command: str, params: Mapping[str, Any], rows: Sequence[Dict[str, Any]]
 ) -> Dict[str, Any]:
-    from ._contract import accumulator_class
+    from .._contract import accumulator_class
 
     acc = accumulator_class(family, command)(**params)
     for row in rows:
@@ -292,7 +292,7 @@ def compare_rows(
         raise ScoringError(f"--resamples must be between 1 and {MAX_RESAMPLES}, got {resamples!r}")
     directions: Mapping[str, str] = {}
     if family:
-        from ._contract import accumulator_class
+        from .._contract import accumulator_class
 
         directions = accumulator_class(family, command).DIRECTIONS
     paired_ids = [i for i in baseline.rows if i in candidate.rows]

@@ -4,11 +4,11 @@ import argparse
 import json
 from typing import Any, Dict, List, Sequence
 
-from . import compare
-from ._cli_common import CliIO, add_report_options, emit_report, prepare
-from .errors import ScoringError
-from .gates import GateOutcome
-from .report import Report, format_number, overall_pass, text_table
+from .. import compare
+from .._cli_common import CliIO, add_report_options, emit_report, prepare
+from ..errors import ScoringError
+from ..gates import GateOutcome
+from ..report import Report, format_number, overall_pass, text_table
 
 
 def _positive_int(text: str) -> int:

@@ -1,0 +1,31 @@
+"""Is the candidate worse than the baseline?  Paired comparison of two item-row files.
+
+The public face of the compare family: every name below is importable as
+``rageval_min.compare.NAME``.
+"""
+
+from .paired import (
+    DEFAULT_MIN_N,
+    DEFAULT_RESAMPLES,
+    FAMILY,
+    MAX_RESAMPLES,
+    REFERENCE,
+    TESTS,
+    ItemRows,
+    compare_files,
+    compare_rows,
+    read_item_rows,
+)
+
+__all__ = [
+    "DEFAULT_MIN_N",
+    "DEFAULT_RESAMPLES",
+    "FAMILY",
+    "ItemRows",
+    "MAX_RESAMPLES",
+    "REFERENCE",
+    "TESTS",
+    "compare_files",
+    "compare_rows",
+    "read_item_rows",
+]
