@@ -38,6 +38,7 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
 
+from ._metrics import Input, Metric, per_item_directions, rate_fields
 from .errors import ScoringError
 from .report import Report
 
@@ -97,8 +98,9 @@ def accumulator_class(family: str, command: str) -> Type["Accumulator"]:
 class Accumulator:
     """Base class of every family accumulator.
 
-    A subclass sets ``FAMILY``, ``COMMAND`` and ``DIRECTIONS`` (per-item metric
-    name -> ``"higher"`` or ``"lower"``, which is better), takes its parameters
+    A subclass sets ``FAMILY``, ``COMMAND``, ``METRICS`` and ``INPUTS`` (what
+    each metric and input field is, see :mod:`rageval_min._metrics`; the
+    ``DIRECTIONS`` and ``RATES`` tables are derived from them), takes its parameters
     as keyword arguments in ``__init__`` (calling ``super().__init__(**params)``
     with the JSON-serialisable ones that fix the signature), and implements:
 
@@ -118,8 +120,20 @@ class Accumulator:
 
     FAMILY: ClassVar[str] = ""
     COMMAND: ClassVar[str] = ""
-    #: per-item metric -> "higher" | "lower" (which direction is better).
+    #: every metric the command can emit (report and item rows), see :mod:`rageval_min._metrics`
+    METRICS: ClassVar[Tuple[Metric, ...]] = ()
+    #: the input files of the command and their fields, see :mod:`rageval_min._metrics`
+    INPUTS: ClassVar[Tuple[Input, ...]] = ()
+    #: per-item metric -> "higher" | "lower" (which direction is better); derived from ``METRICS``
     DIRECTIONS: ClassVar[Mapping[str, str]] = {}
+    #: rate -> (numerator item field, denominator item field or None); derived from ``METRICS``
+    RATES: ClassVar[Mapping[str, Tuple[str, Optional[str]]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "METRICS" in cls.__dict__:  # the declarations are the one source of DIRECTIONS and RATES
+            cls.DIRECTIONS = per_item_directions(cls.METRICS)
+            cls.RATES = rate_fields(cls.METRICS)
 
     def __init__(self, **params: Any) -> None:
         self.params: Dict[str, Any] = dict(params)

@@ -52,6 +52,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Named
 
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import Problems, iter_jsonl
+from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from .._signature import make_signature
 from ..errors import ScoringError
@@ -408,23 +409,90 @@ class GroundingAccumulator(Accumulator):
 
     FAMILY = "grounding"
     COMMAND = "score"
-    #: --intervals: the rates that are count ratios, as (numerator field, denominator field) of the item rows
-    RATES = {
-        "precision": ("correct", "answered"),
-        "chr": ("citation_hit", "answered"),
-        "under_refusal": ("under_refusal", "unanswerable"),
-        "over_refusal": ("over_refusal", "answerable"),
-        "recall@k": ("recall@k", None),
-    }
-    DIRECTIONS = {
-        "answered": "higher",
-        "refused": "lower",
-        "correct": "higher",
-        "citation_hit": "higher",
-        "under_refusal": "lower",
-        "over_refusal": "lower",
-        "recall@k": "higher",
-    }
+    METRICS = (
+        Metric("answered", "neither", "count", "answers shipped (not refusals)", per_item=True),
+        Metric("refused", "neither", "count", "refusals ('not in context')", per_item=True),
+        Metric("answerable", "neither", "count", "gold items marked answerable"),
+        Metric("unanswerable", "neither", "count", "gold items marked unanswerable"),
+        Metric("correct", "higher", "outcome", "shipped, answerable, claim matches and cites a gold source", True),
+        Metric(
+            "precision",
+            "higher",
+            "rate",
+            "correct / answered (1.0 when nothing was answered)",
+            numerator="correct",
+            denominator="answered",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("citation_hit", "higher", "outcome", "a shipped answer cites a gold citation", per_item=True),
+        Metric(
+            "chr",
+            "higher",
+            "rate",
+            "citation hit rate: citation_hit / answered (1.0 when nothing was answered)",
+            numerator="citation_hit",
+            denominator="answered",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "under_refusal",
+            "lower",
+            "rate",
+            "answers shipped to unanswerable items / unanswerable",
+            per_item=True,
+            numerator="under_refusal",
+            denominator="unanswerable",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "over_refusal",
+            "lower",
+            "rate",
+            "refusals of answerable items / answerable",
+            per_item=True,
+            numerator="over_refusal",
+            denominator="answerable",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "recall@k",
+            "higher",
+            "rate",
+            "answerable items whose gold citations are all in retrieved_ids[:k]",
+            per_item=True,
+            numerator="recall@k",
+            lo=0.0,
+            hi=1.0,
+        ),
+    )
+    INPUTS = (
+        Input(
+            "--gold",
+            "gold answers",
+            "qid",
+            (
+                InputField("qid", ("string", "integer"), True, "grouped under the qid null"),
+                InputField("answerable", ("boolean",), True, "read as unanswerable (falsy)"),
+                InputField("gold_claim_substr", ("array", "null"), False, "no substring matches (null)"),
+                InputField("gold_citations", ("array", "null"), False, "no citation can hit (null)"),
+            ),
+        ),
+        Input(
+            "--trace",
+            "the system's answers",
+            "qid",
+            (
+                InputField("qid", ("string", "integer"), True, "matched by q_id, else unmatched"),
+                InputField("q_id", ("string", "integer"), False),
+                InputField("retrieved_ids", ("array", "null"), True, "nothing retrieved"),
+                InputField("answer_json", ("object", "null"), True, "an empty claim: read as an answer with no claim"),
+            ),
+        ),
+    )
 
     def __init__(self, *, k: int = 5, gates: str = DEFAULT_GATES, variants: Sequence[str] = ()) -> None:
         super().__init__(k=k, gates=gates, variants=list(check_variants(variants)))
