@@ -6,7 +6,7 @@ import os
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
-from ._contract import ItemRow, item_row_json
+from ._contract import ItemRow, item_row_json, provenance
 from ._io import atomic_writer, open_output
 from .errors import ScoringError
 from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
@@ -145,7 +145,10 @@ def item_sink(path: Optional[str]) -> Iterator[Optional[Callable[[ItemRow], None
     """An ``on_item`` callback writing item rows to ``path`` atomically (None: no callback).
 
     The file appears only when the block ends normally, so a failed run leaves
-    no partial item file.
+    no partial item file.  Each row written ends with the field
+    ``_rageval_min``: the family, command and parameter digest of the
+    accumulator that made it, which ``compare`` reads to know the metrics'
+    directions and to refuse files of different commands or parameters.
     """
     rows = _COLLECTED.get()
     if not path:
@@ -153,9 +156,12 @@ def item_sink(path: Optional[str]) -> Iterator[Optional[Callable[[ItemRow], None
         return
     with atomic_writer(path) as fh:
         write = fh.write
+        writer: List[Optional[str]] = []
 
         def on_item(row: ItemRow) -> None:
-            write(item_row_json(row))
+            if not writer:  # decided once, at the first row: the command's accumulator exists by then
+                writer.append(provenance())
+            write(item_row_json(row, writer[0]))
             if rows is not None:
                 rows.append(row)
 
@@ -327,7 +333,7 @@ def format_value(value: Any) -> str:
 @contextmanager
 def execution(args: argparse.Namespace) -> Iterator[None]:
     """The engine (``--jobs``, ``--engine``) and the partial-state sink (``--emit-partial``) of a command."""
-    from ._contract import emit_states_to
+    from ._contract import emit_states_to, record_provenance
     from ._parallel import Engine, jobs_from_text, make_engine, use_engine
 
     engine: Engine
@@ -347,7 +353,7 @@ def execution(args: argparse.Namespace) -> Iterator[None]:
         with atomic_writer(path or "") as fh:
             fh.write(json.dumps(state, ensure_ascii=False, allow_nan=False) + "\n")
 
-    with use_engine(engine), emit_states_to(sink if path else None):
+    with use_engine(engine), emit_states_to(sink if path else None), record_provenance():
         yield
 
 

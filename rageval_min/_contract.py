@@ -55,6 +55,10 @@ __all__ = [
     "finish",
     "partial_requested",
     "item_row_json",
+    "PROVENANCE_FIELD",
+    "params_digest",
+    "provenance",
+    "record_provenance",
     "register_accumulator",
 ]
 
@@ -139,6 +143,7 @@ class Accumulator:
         self.params: Dict[str, Any] = dict(params)
         self._notes: List[str] = []
         self._notes_total = 0
+        _announce(self)
 
     # -- diagnostics -------------------------------------------------------
 
@@ -291,11 +296,64 @@ def accumulate(
     return acc
 
 
-def item_row_json(row: ItemRow) -> str:
+def item_row_json(row: ItemRow, writer: Optional[str] = None) -> str:
     """One line of a ``--per-item`` file (strict JSON: NaN and infinities become null).
+
+    ``writer`` (see :func:`provenance`) is appended as the field ``_rageval_min``.
 
     >>> item_row_json({"id": "a", "f1": float("nan"), "hit": 1})
     '{"id": "a", "f1": null, "hit": 1}\\n'
+    >>> item_row_json({"id": "a", "hit": 1}, "grounding score 0123456789ab")
+    '{"id": "a", "hit": 1, "_rageval_min": "grounding score 0123456789ab"}\\n'
     """
     clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+    if writer is not None:
+        clean[PROVENANCE_FIELD] = writer
     return json.dumps(clean, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+#: The field a ``--per-item`` row names its writer in: ``"<family> <command> <params digest>"``.
+PROVENANCE_FIELD = "_rageval_min"
+
+#: Set by the CLI for one command: the first registered accumulator built in it is the writer.
+_WRITER: "contextvars.ContextVar[Optional[List[Accumulator]]]" = contextvars.ContextVar(
+    "rageval_min_writer", default=None
+)
+
+
+def params_digest(params: Mapping[str, Any]) -> str:
+    """A short digest of an accumulator's parameters (what must agree for two runs to be comparable).
+
+    >>> params_digest({"k": 5, "variants": []}) == params_digest({"variants": [], "k": 5})
+    True
+    """
+    import hashlib
+
+    return hashlib.sha256(_canonical(dict(params)).encode("utf-8")).hexdigest()[:12]
+
+
+def _announce(acc: "Accumulator") -> None:
+    holder = _WRITER.get()
+    if holder is not None and not holder and _REGISTRY.get((acc.FAMILY, acc.COMMAND)) is type(acc):
+        holder.append(acc)
+
+
+@contextmanager
+def record_provenance() -> Iterator[List["Accumulator"]]:
+    """Within the block, the first registered accumulator built is kept in the yielded list."""
+    holder: List[Accumulator] = []
+    token = _WRITER.set(holder)
+    try:
+        yield holder
+    finally:
+        _WRITER.reset(token)
+
+
+def provenance() -> Optional[str]:
+    """The writer of the running command's item rows, once its accumulator exists (else None):
+    ``"<family> <command> <parameter digest>"``, its parameters as they are when this is asked."""
+    holder = _WRITER.get()
+    if not holder:
+        return None
+    acc = holder[0]
+    return f"{acc.FAMILY} {acc.COMMAND} {params_digest(acc.params)}"

@@ -190,3 +190,18 @@ def engines(monkeypatch):
 
     monkeypatch.setattr(_parallel, "make_engine", spy)
     return made
+
+
+def item_rows(text: str) -> List[dict]:
+    """The item rows of a ``--per-item`` file's text: each line must end with the writer field
+    (``_rageval_min``: family, command, parameter digest), which is checked and taken off."""
+    import json
+
+    rows = []
+    for line in text.splitlines():
+        row = json.loads(line)
+        assert list(row)[-1] == "_rageval_min", row
+        writer = row.pop("_rageval_min")
+        assert isinstance(writer, str) and len(writer.split(" ")) == 3, writer
+        rows.append(row)
+    return rows

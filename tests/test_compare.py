@@ -15,6 +15,10 @@ GOLD = os.path.join(ROOT, "gold_samples", "grounding", "gold.jsonl")
 TRACE = os.path.join(ROOT, "gold_samples", "grounding", "trace.jsonl")
 
 
+#: hand-written rows say nothing of their metrics: which way is better is given on the command line
+UP = ["--higher-is-better", "hit", "--higher-is-better", "score", "--higher-is-better", "x", "--higher-is-better", "f1"]
+
+
 def _write(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return str(path)
@@ -103,7 +107,9 @@ def _binary_rows(n, flips_down, flips_up, key="id"):
 def test_binary_metric_object_and_key_order(tmp_path):
     base, cand = _binary_rows(40, flips_down=8, flips_up=1)
     b, c = _pair_files(tmp_path, base, cand)
-    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", "--metric", "hit", "--resamples", "500"])
+    r = run_cli(
+        ["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--metric", "hit", "--resamples", "500"]
+    )
     assert r.code == 0, r.err
     m = json.loads(r.out)["result"]["metrics"]["hit"]
     assert list(m)[:10] == [
@@ -131,7 +137,7 @@ def test_fail_on_regression_names_each_regressed_metric(tmp_path):
     for r in cand:
         r["score"] -= 0.2
     b, c = _pair_files(tmp_path, base, cand)
-    argv = ["compare", "--baseline", b, "--candidate", c, "--key", "id", "--resamples", "300"]
+    argv = ["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--resamples", "300"]
     assert run_cli(argv).code == 0  # without the flag, a regression alone does not fail
     r = run_cli(argv + ["--fail-on-regression"])
     assert r.code == 1
@@ -149,7 +155,7 @@ def test_fail_on_regression_names_each_regressed_metric(tmp_path):
 def test_lower_is_better_flips_the_verdict(tmp_path):
     base, cand = _binary_rows(60, flips_down=15, flips_up=0)
     b, c = _pair_files(tmp_path, base, cand)
-    argv = ["compare", "--baseline", b, "--candidate", c, "--key", "id", "--metric", "hit", "--resamples", "300"]
+    argv = ["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--metric", "hit", "--resamples", "300"]
     r = run_cli(argv + ["--lower-is-better", "hit", "--fail-on-regression"])
     assert r.code == 0, r.err
     m = json.loads(r.out)["result"]["metrics"]["hit"]
@@ -159,11 +165,11 @@ def test_lower_is_better_flips_the_verdict(tmp_path):
 def test_insufficient_data_fails_significance_gates(tmp_path):
     base, cand = _binary_rows(6, flips_down=1, flips_up=0)
     b, c = _pair_files(tmp_path, base, cand)
-    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", "--gate", "hit.p_value>=0.05"])
+    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--gate", "hit.p_value>=0.05"])
     assert r.code == 1 and r.err == "gate hit.p_value>=0.05 failed: insufficient data\n"
-    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", "--gate", "hit.delta>=-0.5"])
+    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--gate", "hit.delta>=-0.5"])
     assert r.code == 0, r.err  # a delta gate does not need significance
-    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", "--fail-on-regression"])
+    r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--fail-on-regression"])
     assert r.code == 1 and "insufficient data" in r.err
 
 
@@ -171,11 +177,11 @@ def test_pairing_reports_one_sided_ids_and_refuses_duplicates(tmp_path):
     base = [{"id": i, "x": 1} for i in range(30)]
     cand = [{"id": i, "x": 1} for i in range(5, 40)]
     b, c = _pair_files(tmp_path, base, cand)
-    out = json.loads(run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id"]).out)
+    out = json.loads(run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP]).out)
     assert (out["result"]["paired"], out["result"]["only_baseline"], out["result"]["only_candidate"]) == (25, 5, 10)
     assert any("only in the candidate: 30, 31" in d for d in out["diagnostics"])
     dup = _write(tmp_path / "dup.jsonl", [{"id": 1, "x": 1}, {"id": 2, "x": 0}, {"id": 1, "x": 0}])
-    r = run_cli(["compare", "--baseline", dup, "--candidate", c, "--key", "id"])
+    r = run_cli(["compare", "--baseline", dup, "--candidate", c, "--key", "id", *UP])
     assert r.code == 2 and "dup.jsonl:3: id: duplicate id 1 (first at line 1)" in r.err
 
 
@@ -192,6 +198,7 @@ def test_same_seed_same_bytes_and_randomization(tmp_path):
         c,
         "--key",
         "id",
+        *UP,
         "--test",
         "randomization",
         "--resamples",
@@ -244,7 +251,7 @@ def test_markdown_is_a_pr_table(tmp_path):
     base, cand = _binary_rows(40, flips_down=8, flips_up=1)
     b, c = _pair_files(tmp_path, base, cand)
     r = run_cli(
-        ["compare", "--baseline", b, "--candidate", c, "--key", "id", "--format", "markdown", "--resamples", "200"]
+        ["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP, "--format", "markdown", "--resamples", "200"]
     )
     lines = r.out.splitlines()
     assert "| metric | baseline | candidate | delta [interval] | p | verdict |" in lines
@@ -280,7 +287,7 @@ def test_two_line_ci_recipe(tmp_path):
 def test_bad_options_exit_2(tmp_path):
     b, c = _pair_files(tmp_path, [{"id": 1, "x": 1}], [{"id": 1, "x": 0}])
     for extra in (["--alpha", "1.5"], ["--resamples", "0"], ["--metric", "nope"], ["--test", "z"]):
-        r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id"] + extra)
+        r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "id", *UP] + extra)
         assert r.code == 2 and r.err.count("\n") == 1, extra
     r = run_cli(["compare", "--baseline", b, "--candidate", c, "--key", "missing"])
     assert r.code == 2 and "base.jsonl:1: missing" in r.err
@@ -288,7 +295,7 @@ def test_bad_options_exit_2(tmp_path):
 
 def test_api_compare_files(tmp_path):
     b, c = _pair_files(tmp_path, [{"id": 1, "x": 0.5}, {"id": 2, "x": 1.5}], [{"id": 1, "x": 1.0}, {"id": 2, "x": 2.5}])
-    rep = compare.compare_files(b, c, key="id", resamples=50)
+    rep = compare.compare_files(b, c, key="id", resamples=50, direction_overrides={"x": "higher"})
     assert rep.metrics["x.delta"] == 0.75 and math.isfinite(rep.result["metrics"]["x"]["p_value"])
 
 

@@ -11,7 +11,7 @@ import importlib
 import json
 
 import pytest
-from conftest import absolute_argv, consecutive_parts, contract_cases, run_cli
+from conftest import absolute_argv, consecutive_parts, contract_cases, item_rows, run_cli
 
 from rageval_min import registry
 from rageval_min._contract import Accumulator, accumulator_class, accumulator_from_state
@@ -46,7 +46,7 @@ def test_partitions_merge_byte_identically(case_id, family, command, params, arg
     argv = absolute_argv(argv)
     r = run_cli(argv + ["--per-item", str(items), "--format", "json", "--output", str(out)])
     assert r.code in (0, 1), r.err
-    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    rows = item_rows(items.read_text(encoding="utf-8"))
     assert rows, "--per-item wrote no rows"
     printed = json.loads(out.read_text(encoding="utf-8"))
 

@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import run_cli
+from conftest import item_rows, run_cli
 from judge_server import ChatServer
 from judged_helpers import _live_then_replay
 
@@ -145,7 +145,7 @@ def test_records_and_report_options_and_merge(server, tmp_path):
     rep = json.loads(open(report, encoding="utf-8").read())
     assert rep["result"]["output"] == judged and rep["result"]["responses"] == 2
     with open(items, encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh]
+        rows = item_rows(fh.read())
     with open(judged, encoding="utf-8") as fh:
         lines = [json.loads(line) for line in fh]
     assert rows == [{k: v for k, v in line.items() if k != "facts"} for line in lines]

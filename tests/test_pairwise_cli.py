@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from conftest import DATA, ROOT, need, run_cli, run_subprocess
+from conftest import DATA, ROOT, item_rows, need, run_cli, run_subprocess
 
 from rageval_min import pairwise as pw
 from rageval_min._xlsx import read_xlsx_rows
@@ -389,7 +389,7 @@ def test_score_per_item_rows_in_input_order(tmp_path):
     items = tmp_path / "items.jsonl"
     r = run_cli(SCORE_SYN + ["--refm", "ref", "--per-item", str(items)])
     assert r.code == 0, r.err
-    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    rows = item_rows(items.read_text(encoding="utf-8"))
     recs = [rec for _, rec in pw.read_table(SYNREC)]
     assert [row["cmp_index"] for row in rows] == [rec["cmp_index"] for rec in recs]
     assert all(list(row) == list(pw.ITEM_FIELDS) for row in rows)

@@ -5,7 +5,7 @@ import os
 import shutil
 
 import pytest
-from conftest import RGB_FACT_KEYS, ROOT, run_cli, run_subprocess
+from conftest import RGB_FACT_KEYS, ROOT, item_rows, run_cli, run_subprocess
 
 GOLD = os.path.join(ROOT, "gold_samples", "rgb")
 PRED_EN04 = os.path.join(GOLD, "prediction_en_demo_temp0.2_noise0.4_passage5_correct0.0.json")
@@ -521,7 +521,7 @@ def test_score_per_item_rows_in_input_order(tmp_path):
     items = tmp_path / "items.jsonl"
     r = run_cli(["rgb", "score", "--input", PRED_FACT, "--per-item", str(items)])
     assert r.code == 0, r.err
-    rows = _jsonl(items.read_text(encoding="utf-8"))
+    rows = item_rows(items.read_text(encoding="utf-8"))
     with open(PRED_FACT, encoding="utf-8") as fh:
         ids = [json.loads(line)["id"] for line in fh if line.strip()]
     assert [row["id"] for row in rows] == ids

@@ -4,7 +4,7 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, need, run_cli
+from conftest import ROOT, item_rows, need, run_cli
 
 from rageval_min import rouge
 from rageval_min._contract import accumulator_from_state
@@ -35,7 +35,7 @@ def test_per_item_rows_in_input_order_with_ids(tmp_path, summary) -> None:
     plain = run_cli(["rouge", "--input", PAIRS] + (["--summary"] if summary else []))
     assert r.out == plain.out  # --per-item changes nothing else
     text = items.read_text(encoding="utf-8")
-    rows = [json.loads(x) for x in text.splitlines()]
+    rows = item_rows(text)
     assert [row["id"] for row in rows] == IDS
     for row, nested in zip(rows, _lines(EXPECTED)):
         assert list(row) == ["id"] + [f"{t}.{k}" for t in TYPES for k in ("precision", "recall", "fmeasure")]
@@ -54,7 +54,7 @@ def test_per_item_rows_without_id_carry_the_line_number(tmp_path) -> None:
     items = tmp_path / "items.jsonl"
     r = run_cli(["rouge", "--input", str(src), "--rouge-types", "rouge1", "--per-item", str(items)])
     assert r.code == 0, r.err
-    rows = [json.loads(x) for x in items.read_text().splitlines()]
+    rows = item_rows(items.read_text())
     assert [next(iter(row.items())) for row in rows] == [(rouge.LINE_KEY, 1), ("id", 7), ("line", 4)]
     assert rows[2]["rouge1.fmeasure"] == 1.0  # the best reference
 

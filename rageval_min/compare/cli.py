@@ -25,13 +25,18 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
         help="paired comparison of two item-row files (baseline vs candidate) with exact statistics",
-        description="Pair the rows of two --per-item files by --key and compare every numeric field: means, "
+        description="Pair the rows of two --per-item files by their key and compare every numeric field: means, "
         "delta with a paired bootstrap interval, McNemar (binary) or paired t / randomization (continuous) "
         "p-values. --fail-on-regression exits 1 when a metric moved in its worse direction with p < alpha.",
     )
     p.add_argument("--baseline", required=True, metavar="BASE.jsonl", help="item rows of the baseline (e.g. main)")
     p.add_argument("--candidate", required=True, metavar="CAND.jsonl", help="item rows of the candidate")
-    p.add_argument("--key", required=True, metavar="NAME", help="the id field that pairs rows (qid, id, task_id...)")
+    p.add_argument(
+        "--key",
+        metavar="NAME",
+        help="the id field that pairs rows (qid, id, task_id...); rows rageval-min wrote need none: "
+        "their first field is the key",
+    )
     p.add_argument("--metric", action="append", default=[], metavar="NAME", help="compare only NAME; repeatable")
     p.add_argument("--test", choices=compare.TESTS, default="auto", help="test for continuous metrics (default auto)")
     p.add_argument("--resamples", type=_positive_int, default=compare.DEFAULT_RESAMPLES, metavar="N")
@@ -52,9 +57,24 @@ def register(sub: Any) -> None:
         help="NAME improves when it goes down; repeatable",
     )
     p.add_argument(
+        "--higher-is-better",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="NAME improves when it goes up; repeatable (for fields nobody declared a direction for)",
+    )
+    p.add_argument(
+        "--neither",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="NAME is descriptive: its change is reported, never judged as a regression; repeatable",
+    )
+    p.add_argument(
         "--family",
         metavar="FAMILY[:COMMAND]",
-        help="the family that wrote the rows: its metric directions and aggregates (aggregate.NAME)",
+        help="the family that wrote the rows, for rows that do not say it themselves (rageval-min's own "
+        "--per-item rows do): its metric directions and aggregates (aggregate.NAME)",
     )
     p.add_argument(
         "--param",
@@ -168,6 +188,11 @@ def format_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
 def run(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.baseline, args.candidate])
     family, _, command = (args.family or "").partition(":")
+    overrides = {
+        **dict.fromkeys(args.higher_is_better, "higher"),
+        **dict.fromkeys(args.lower_is_better, "lower"),
+        **dict.fromkeys(args.neither, "neither"),
+    }
     report = compare.compare_files(
         args.baseline,
         args.candidate,
@@ -177,10 +202,10 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         resamples=args.resamples,
         seed=args.seed,
         alpha=args.alpha,
-        lower_is_better=args.lower_is_better,
+        direction_overrides=overrides,
         family=family or None,
-        command=command or "score",
-        params=_params(args.param),
+        command=command or None,
+        params=_params(args.param) or None,
         min_n=args.min_n,
         fail_on_regression=args.fail_on_regression,
     )

@@ -24,10 +24,16 @@ the ``n`` pairs with a value on both sides:
   metric's better and worse direction) and the Wilson score intervals
   ``baseline_ci`` / ``candidate_ci`` of each rate.
 
-Which direction is better comes from the family (each accumulator's
-``DIRECTIONS``) when ``family`` is given, else "higher", overridden by
-``lower_is_better``.  With a family, its aggregates that are not means of item
-rows (grounding precision = correct / answered, CHR, win rates, ...) are
+Which direction is better comes from the declarations (``METRICS``) of the
+command that wrote the rows: named in the rows themselves (their
+``_rageval_min`` field, see :mod:`rageval_min.compare.writer`) or by
+``family``; ``direction_overrides`` (``--higher-is-better``,
+``--lower-is-better``, ``--neither``) come first.  A metric with no known
+direction is an input error.  A ``neither`` metric (a descriptive count) gets
+``increased``/``decreased`` instead of ``improved``/``regressed`` and the
+verdict ``changed`` or ``no significant change``, never ``regressed``.  With a
+family, its aggregates that are not means of item rows (grounding precision =
+correct / answered, CHR, win rates, ...) are
 compared too, under ``aggregate.NAME``: the family's accumulator recomputes
 them from the paired rows, and the paired bootstrap resamples ids and
 recomputes both sides through the accumulator.
@@ -42,11 +48,13 @@ import random
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .. import _stats
+from .._contract import PROVENANCE_FIELD
 from .._io import iter_jsonl
 from .._signature import make_signature
 from ..errors import ScoringError
 from ..gates import GateOutcome
 from ..report import Report
+from .writer import declared_directions, resolve, sniff
 
 __all__ = [
     "DEFAULT_MIN_N",
@@ -87,12 +95,22 @@ def read_item_rows(path: str, key: str) -> ItemRows:
     """Read an item-row JSONL file; a missing key or a duplicate id is an input error."""
     rows: Dict[Any, Dict[str, Any]] = {}
     lines: Dict[Any, int] = {}
+    writers: set = set()
     for line, rec in iter_jsonl(path):
         if not isinstance(rec, dict):
             raise ScoringError(f"expected a JSON object, got {type(rec).__name__}", path=path, line=line)
         if key not in rec:
             raise ScoringError("missing (the --key field)", path=path, line=line, field=key)
         rid = _hashable_id(rec[key], path, line, key)
+        writer = rec.get(PROVENANCE_FIELD)
+        if writers and writer not in writers:
+            raise ScoringError(
+                f"rows of another writer ({writer!r}, line 1 has {next(iter(writers))!r}): one file, one run",
+                path=path,
+                line=line,
+                field=PROVENANCE_FIELD,
+            )
+        writers.add(writer)
         if rid in rows:
             raise ScoringError(f"duplicate id {rid!r} (first at line {lines[rid]})", path=path, line=line, field=key)
         rows[rid] = rec
@@ -122,12 +140,6 @@ def _numeric_fields(side: ItemRows, key: str) -> Dict[str, bool]:
 
 def _kind(values: Iterable[Any]) -> str:
     return "binary" if all(v in (0, 1) and not isinstance(v, float) for v in values) else "continuous"
-
-
-def _direction(name: str, directions: Mapping[str, str], lower: Sequence[str]) -> str:
-    if name in lower:
-        return "lower"
-    return directions.get(name, "higher")
 
 
 def _mean(values: Sequence[float]) -> Optional[float]:
@@ -166,9 +178,12 @@ def _metric(
         down = sum(1 for x in d if x < 0)  # 1 -> 0
         out["p_value"] = _stats.mcnemar_exact(up, down) if n else None
         out["test"] = "mcnemar_exact"
-        better, worse = (up, down) if direction == "higher" else (down, up)
-        out["improved"] = better
-        out["regressed"] = worse
+        if direction == "neither":  # a descriptive count: moves are reported, never judged
+            out["increased"], out["decreased"] = up, down
+        else:
+            better, worse = (up, down) if direction == "higher" else (down, up)
+            out["improved"] = better
+            out["regressed"] = worse
         out["baseline_ci"] = list(_stats.wilson_interval(int(sum(base)), n, alpha))
         out["candidate_ci"] = list(_stats.wilson_interval(int(sum(cand)), n, alpha))
     elif test == "randomization":
@@ -199,8 +214,7 @@ def _aggregates(
     base_rows: List[Dict[str, Any]],
     cand_rows: List[Dict[str, Any]],
     *,
-    directions: Mapping[str, str],
-    lower: Sequence[str],
+    overrides: Mapping[str, str],
     resamples: int,
     seed: int,
     alpha: float,
@@ -221,13 +235,14 @@ def _aggregates(
             if rb.get(k) is not None and rc.get(k) is not None:
                 draws[k].append(float(rc[k]) - float(rb[k]))
     out: Dict[str, Dict[str, Any]] = {}
+    directions = declared_directions(family, command, [f"aggregate.{k}" for k in names], overrides)
     for k in names:
         vals = sorted(draws[k])
         lo = _stats.percentile(vals, alpha / 2) if vals else None
         hi = _stats.percentile(vals, 1 - alpha / 2) if vals else None
         out[f"aggregate.{k}"] = {
             "kind": "aggregate",
-            "direction": _direction(k, directions, lower),
+            "direction": directions[f"aggregate.{k}"],
             "n": n,
             "baseline": b[k],
             "candidate": c[k],
@@ -243,7 +258,7 @@ def _aggregates(
 def _regressed(m: Mapping[str, Any], alpha: float) -> bool:
     """Worse direction and significant: p < alpha (or, for aggregates, the interval excludes 0)."""
     delta = m.get("delta")
-    if delta is None or delta == 0:
+    if delta is None or delta == 0 or m["direction"] == "neither":
         return False
     worse = delta < 0 if m["direction"] == "higher" else delta > 0
     if not worse:
@@ -258,6 +273,10 @@ def _regressed(m: Mapping[str, Any], alpha: float) -> bool:
 
 
 def _verdict(m: Mapping[str, Any], alpha: float) -> str:
+    if m["direction"] == "neither":
+        moved = dict(m, direction="higher")
+        flipped = dict(m, direction="lower")
+        return "changed" if _regressed(moved, alpha) or _regressed(flipped, alpha) else "no significant change"
     if _regressed(m, alpha):
         return "regressed"
     flipped = dict(m, direction="lower" if m["direction"] == "higher" else "higher")
@@ -282,6 +301,8 @@ def compare_rows(
     params: Optional[Mapping[str, Any]] = None,
     min_n: int = DEFAULT_MIN_N,
     fail_on_regression: bool = False,
+    direction_overrides: Optional[Mapping[str, str]] = None,
+    aggregates: bool = True,
 ) -> Report:
     """Compare two sets of item rows (see the module docstring); the Report's ``result`` is the comparison."""
     if test not in TESTS:
@@ -290,11 +311,7 @@ def compare_rows(
         raise ScoringError(f"--alpha must be between 0 and 1, got {alpha!r}")
     if not 1 <= resamples <= MAX_RESAMPLES:
         raise ScoringError(f"--resamples must be between 1 and {MAX_RESAMPLES}, got {resamples!r}")
-    directions: Mapping[str, str] = {}
-    if family:
-        from .._contract import accumulator_class
-
-        directions = accumulator_class(family, command).DIRECTIONS
+    overrides = {**dict.fromkeys(lower_is_better, "lower"), **dict(direction_overrides or {})}
     paired_ids = [i for i in baseline.rows if i in candidate.rows]
     only_b = [i for i in baseline.rows if i not in candidate.rows]
     only_c = [i for i in candidate.rows if i not in baseline.rows]
@@ -313,6 +330,7 @@ def compare_rows(
         names = list(metrics)
     else:
         names = [n for n in nb if nb[n] and nc.get(n)]
+    directions = declared_directions(family, command, names, overrides)
     diagnostics: List[str] = []
     if only_b:
         diagnostics.append(f"{len(only_b)} id(s) only in the baseline: " + ", ".join(map(repr, only_b[:_SHOWN_IDS])))
@@ -326,7 +344,7 @@ def compare_rows(
             b, c = baseline.rows[i].get(name), candidate.rows[i].get(name)
             if isinstance(b, (int, float)) and isinstance(c, (int, float)) and _is_number(b) and _is_number(c):
                 pairs.append((i, b, c))
-        direction = _direction(name, directions, lower_is_better)
+        direction = directions[name]
         m = _metric(name, pairs, direction=direction, test=test, resamples=resamples, seed=seed, alpha=alpha)
         result_metrics[name] = m
         sign = 1.0 if direction == "higher" else -1.0
@@ -334,7 +352,7 @@ def compare_rows(
             loss = sign * (float(b) - float(c))
             if loss > 0:
                 per_item.append((loss, i, name, b, c))
-    if family:
+    if family and aggregates:
         base_rows = [baseline.rows[i] for i in paired_ids]
         cand_rows = [candidate.rows[i] for i in paired_ids]
         result_metrics.update(
@@ -344,8 +362,7 @@ def compare_rows(
                 dict(params or {}),
                 base_rows,
                 cand_rows,
-                directions=directions,
-                lower=lower_is_better,
+                overrides=overrides,
                 resamples=resamples,
                 seed=seed,
                 alpha=alpha,
@@ -408,6 +425,33 @@ def compare_rows(
     return report
 
 
-def compare_files(baseline: str, candidate: str, *, key: str, **options: Any) -> Report:
-    """:func:`compare_rows` on two item-row files."""
-    return compare_rows(read_item_rows(baseline, key), read_item_rows(candidate, key), key=key, **options)
+def compare_files(
+    baseline: str,
+    candidate: str,
+    *,
+    key: Optional[str] = None,
+    family: Optional[str] = None,
+    command: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
+    **options: Any,
+) -> Report:
+    """:func:`compare_rows` on two item-row files.
+
+    Files rageval-min wrote say which command wrote them (see
+    :mod:`rageval_min.compare.writer`): the family, command and key then need no
+    option, and files of different commands or options are refused.
+    """
+    found = resolve(sniff(baseline), sniff(candidate), key=key, family=family, command=command, params=params)
+    report = compare_rows(
+        read_item_rows(baseline, found.key),
+        read_item_rows(candidate, found.key),
+        key=found.key,
+        family=found.family,
+        command=found.command,
+        params=found.params,
+        aggregates=found.params is not None or found.family is None or bool(params),
+        **options,
+    )
+    if found.diagnostics:
+        report.diagnostics.extend(found.diagnostics)
+    return report
