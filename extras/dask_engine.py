@@ -34,7 +34,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional
 
 from rageval_min._contract import Accumulator, accumulator_from_state, finish
-from rageval_min._parallel import Engine, _run_chunk
+from rageval_min._parallel import Engine, run_chunk
 from rageval_min.errors import ScoringError
 
 from ._common import missing_extra
@@ -98,7 +98,7 @@ class DaskEngine(Engine):
             yield window.popleft().result()
 
     def map_chunks(self, fn: Callable[[Any], Any], chunks: Iterable[List[Any]]) -> Iterator[List[Any]]:
-        return self._window(lambda chunk: self._client.submit(_run_chunk, fn, chunk, pure=False), chunks)
+        return self._window(lambda chunk: self._client.submit(run_chunk, fn, chunk, pure=False), chunks)
 
     def accumulate_chunks(self, acc: Accumulator, fn: Callable[[Any], Any], chunks: Iterable[List[Any]]) -> Any:
         """Score and accumulate each chunk on a worker; merge the states here in chunk order."""

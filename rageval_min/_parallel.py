@@ -40,7 +40,7 @@ from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional, Tup
 
 from .errors import ScoringError
 
-__all__ = ["CHUNK", "Engine", "accumulate_items", "current_engine", "jobs_from_text", "use_engine"]
+__all__ = ["CHUNK", "Engine", "accumulate_items", "current_engine", "jobs_from_text", "run_chunk", "use_engine"]
 
 #: Records per task.
 CHUNK = 256
@@ -57,13 +57,19 @@ class Engine:
     def map_chunks(self, fn: Callable[[Any], Any], chunks: Iterable[List[Any]]) -> Iterator[List[Any]]:
         for chunk in chunks:
             self.chunks_run += 1
-            yield _run_chunk(fn, chunk)
+            yield run_chunk(fn, chunk)
 
     def close(self) -> None:
         pass
 
 
-def _run_chunk(fn: Callable[[Any], Any], chunk: List[Any]) -> List[Any]:
+def run_chunk(fn: Callable[[Any], Any], chunk: List[Any]) -> List[Any]:
+    """``fn`` over one chunk of records, an input error kept in place as a failure marker.
+
+    The public hook of the engines: a new engine (the Dask one in ``rageval_min_extras``)
+    submits ``run_chunk(fn, chunk)`` wherever it runs work, and hands the results back in
+    chunk order.
+    """
     out: List[Any] = []
     for record in chunk:
         try:
@@ -102,7 +108,7 @@ class ProcessEngine(Engine):
         window: Deque[Any] = deque()
         for chunk in chunks:
             self.chunks_run += 1
-            window.append(self._pool.submit(_run_chunk, fn, chunk))
+            window.append(self._pool.submit(run_chunk, fn, chunk))
             if len(window) >= 2 * self.jobs:
                 yield window.popleft().result()
         while window:
