@@ -102,7 +102,42 @@ def _command_of(argv: Sequence[str]) -> Optional[str]:
     return None
 
 
-def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+class _HelpWithMetrics(argparse.HelpFormatter):
+    """Help text wrapped as usual, except the table of declared metrics (kept as laid out)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(_METRICS_HEAD):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+_METRICS_HEAD = "metrics (direction: which way is better; [item]: also in --per-item rows):"
+
+
+def _metrics_table(metrics: Sequence[Any]) -> str:
+    width = min(max(len(m.name) for m in metrics), 28)
+    rows = [
+        f"  {m.name:<{width}}  {m.direction:<7}  {m.kind:<9}  {m.meaning}{' [item]' if m.per_item else ''}"
+        for m in metrics
+    ]
+    return "\n".join([_METRICS_HEAD] + rows)
+
+
+def _describe_metrics(parser: Optional[argparse.ArgumentParser], family: str) -> None:
+    """Put each command's declared metrics (its accumulator's ``METRICS``) at the end of its --help."""
+    from ._contract import family_accumulators
+
+    if parser is None:
+        return
+    nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for cls in family_accumulators(family):
+        target = nested[0].choices.get(cls.COMMAND) if nested else parser
+        if target is not None and cls.METRICS:
+            target.epilog = _metrics_table(cls.METRICS)
+            target.formatter_class = _HelpWithMetrics
+
+
+def build_parser(command: Optional[str] = None, words: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The argument parser; with ``command``, only that family's module is imported (start-up cost)."""
     parser = _Parser(
         prog="rageval-min",
@@ -113,6 +148,8 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if command is not None and command in _COMMAND_NAMES:
         registry.cli_module(command).register(sub)
+        if "-h" in words or "--help" in words:
+            _describe_metrics(sub.choices.get(command), command)
     else:  # no command, --help or a typo: list the commands without importing them
         for row in registry.COMMANDS:
             sub.add_parser(row.name, help=row.summary, add_help=False)
@@ -130,7 +167,7 @@ def main(
     token = _IO.set(io)
     try:
         words = list(sys.argv[1:] if argv is None else argv)
-        parser = build_parser(_command_of(words))
+        parser = build_parser(_command_of(words), words)
         args = parser.parse_args(words)
         func = getattr(args, "func", None)
         if func is None:

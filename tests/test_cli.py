@@ -327,3 +327,12 @@ def test_a_command_imports_only_its_own_family(argv, allowed):
     assert not {m for m in mods if m.startswith("rageval_min.") and m.endswith((".charts", ".judge"))}
     for heavy in ("urllib.request", "http.client", "ssl", "email", "xml.sax", "tempfile", "csv"):
         assert heavy not in mods, heavy
+
+
+def test_help_lists_the_declared_metrics():
+    """--help of a command shows what each of its metrics is, from the accumulator's METRICS."""
+    r = run_cli(["grounding", "--help"])
+    assert r.code == 0
+    tail = r.out[r.out.index("metrics (direction") :]
+    assert "under_refusal  lower    rate" in tail and "answered       neither  count" in tail
+    assert "metrics (direction" not in run_cli(["grounding", "--gold", "x"]).err

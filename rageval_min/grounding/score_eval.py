@@ -412,8 +412,8 @@ class GroundingAccumulator(Accumulator):
     METRICS = (
         Metric("answered", "neither", "count", "answers shipped (not refusals)", per_item=True),
         Metric("refused", "neither", "count", "refusals ('not in context')", per_item=True),
-        Metric("answerable", "neither", "count", "gold items marked answerable"),
-        Metric("unanswerable", "neither", "count", "gold items marked unanswerable"),
+        Metric("answerable", "neither", "count", "gold items marked answerable", per_item=True),
+        Metric("unanswerable", "neither", "count", "gold items marked unanswerable", per_item=True),
         Metric("correct", "higher", "outcome", "shipped, answerable, claim matches and cites a gold source", True),
         Metric(
             "precision",
