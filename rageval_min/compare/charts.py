@@ -5,7 +5,10 @@ from typing import Mapping
 from ..report.charts import MAX_ROWS, Ctx, figure, more, num, pair, table, tree
 from ..report.svg import Bar, bar_chart, esc, forest_plot, is_number
 
-__all__ = ["section"]
+__all__ = ["OWN_GATES", "section"]
+
+#: where the gates compare adds itself come from (shown in the page's gate table)
+OWN_GATES = "--fail-on-regression"
 
 
 def section(c: Ctx) -> str:

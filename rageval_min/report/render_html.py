@@ -117,6 +117,14 @@ def _charts(c: Ctx) -> str:
 # the page
 
 
+def _own_gates_source(family: str) -> str:
+    """Where a family's own gates come from, as its charts module names it (default: the reference)."""
+    from .. import registry
+
+    module = registry.charts_module(family)
+    return str(getattr(module, "OWN_GATES", "reference"))
+
+
 def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     gates = list(report.family_gates) + list(outcomes)
     if not gates:
@@ -125,7 +133,7 @@ def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     n_family = len(list(report.family_gates))
     for i, o in enumerate(gates):
         cls, text = status_class(o.passed)
-        own = "--fail-on-regression" if report.family == "compare" else "reference"
+        own = _own_gates_source(report.family)
         source = own if i < n_family else "--gate"
         rows.append(
             [
