@@ -342,14 +342,9 @@ def iter_jsonl(
     (no records at all) is an error too, all raised as :class:`ReadError`.
     ``bom_hint`` names the option that accepts a BOM, for commands that have one.
 
-    With ``deferred=True`` the lines are yielded as :class:`Unparsed` instead of
-    parsed, so that the (costly) parsing can happen in a worker process through
-    :func:`parse_line`; the other checks stay here.  Once a problem was found,
-    the remaining lines are parsed here, as without ``deferred``, and nothing is
-    yielded any more.  A caller that defers parsing must treat the
-    :class:`ReadError` of :func:`parse_line` as the reader's: no record after
-    it is used, and it is reported with the problems raised at the end (see
-    :func:`deferred_jsonl` and :class:`DeferredProblems`).
+    ``deferred=True`` yields :class:`Unparsed` lines for a worker to parse with
+    :func:`parse_line` (see :func:`deferred_jsonl` and :class:`DeferredProblems`
+    for how its errors are then reported as the reader's).
     """
     problems = Problems()
     seen = 0

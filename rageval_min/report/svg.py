@@ -13,7 +13,7 @@ carry no ``data-v``.
 
 import json
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .model import format_number
 
@@ -153,18 +153,9 @@ def _svg(width: float, height: float, body: str, title: str) -> str:
     )
 
 
-def bar_chart(
-    groups: Sequence[Tuple[str, Sequence[Bar]]],
-    *,
-    title: str,
-    series: Sequence[str] = (),
-    refs: Sequence[RefLine] = (),
-    ymax: Optional[float] = None,
-) -> str:
-    """Vertical bars in groups (one label under each group), optional error bars and gate marks.
-
-    A bar's ``gate`` is drawn across its own slot; ``refs`` span the plot.
-    """
+def _value_range(
+    groups: Sequence[Tuple[str, Sequence[Bar]]], refs: Sequence[RefLine], ymax: Optional[float]
+) -> Tuple[float, float]:
     vals: List[float] = []
     for _, bars in groups:
         for b in bars:
@@ -180,6 +171,83 @@ def bar_chart(
         lo = -_nice(-lo)
     if hi <= lo:
         hi = lo + 1.0
+    return lo, hi
+
+
+def _bar(b: Bar, x: float, slot: float, y: Callable[[float], float], labelled: bool) -> str:
+    """The rectangle of one bar and its value label (or ``n/a``)."""
+    if not is_number(b.value):
+        return f'<text class="val na" x="{_f(x + slot / 2)}" y="{_f(y(0) - 4)}" text-anchor="middle">n/a</text>'
+    v = float(b.value)  # type: ignore[arg-type]
+    y0, y1 = sorted((y(0), y(v)))
+    inner = (
+        f'<rect class="s{b.series % 8}" x="{_f(x + 3)}" y="{_f(y0)}" width="{_f(slot - 6)}" '
+        f'height="{_f(max(y1 - y0, 0.5))}"/>'
+    )
+    ty = y(max(v, 0)) - 4
+    if is_number(b.high):
+        ty = min(ty, y(float(b.high)) - 4)  # type: ignore[arg-type]
+    if labelled:
+        inner += f'<text class="val" x="{_f(x + slot / 2)}" y="{_f(ty)}" text-anchor="middle">{short(b.value)}</text>'
+    return inner
+
+
+def _whisker(b: Bar, name: str, x: float, slot: float, y: Callable[[float], float]) -> str:
+    cx = x + slot / 2
+    yl, yh = y(float(b.low)), y(float(b.high))  # type: ignore[arg-type]
+    whisk = (
+        f'<line class="err" x1="{_f(cx)}" x2="{_f(cx)}" y1="{_f(yl)}" y2="{_f(yh)}"/>'
+        f'<line class="err" x1="{_f(cx - 5)}" x2="{_f(cx + 5)}" y1="{_f(yl)}" y2="{_f(yl)}"/>'
+        f'<line class="err" x1="{_f(cx - 5)}" x2="{_f(cx + 5)}" y1="{_f(yh)}" y2="{_f(yh)}"/>'
+    )
+    return (
+        f'<g class="interval"><title>{esc(b.label or name)} interval: {esc(exact(b.low))} .. '
+        f"{esc(exact(b.high))}</title>{whisk}"
+        f'<g class="datum" data-v="{esc(exact(b.low))}"></g><g class="datum" data-v="{esc(exact(b.high))}">'
+        "</g></g>"
+    )
+
+
+def _slot_gate(g: RefLine, x: float, slot: float, y: Callable[[float], float]) -> str:
+    cls = {True: "gate-pass", False: "gate-fail", None: "gate-skip"}[g.passed]
+    return (
+        f'<g class="{cls}"><title>gate {esc(g.label)}</title><line class="halo" x1="{_f(x)}" '
+        f'x2="{_f(x + slot)}" y1="{_f(y(g.value))}" y2="{_f(y(g.value))}"/><line class="gate" x1="{_f(x)}" '
+        f'x2="{_f(x + slot)}" y1="{_f(y(g.value))}" y2="{_f(y(g.value))}"/></g>'
+    )
+
+
+def _group_label(name: str, cx: float, base: float, long_labels: bool) -> str:
+    if long_labels:
+        return (
+            f'<text class="lbl" transform="translate({_f(cx)},{_f(base + 12)}) rotate(-35)" '
+            f'text-anchor="end">{_clip(name)}</text>'
+        )
+    return f'<text class="lbl" x="{_f(cx)}" y="{_f(base + 16)}" text-anchor="middle">{_clip(name)}</text>'
+
+
+def _plot_ref(r: RefLine, left: float, plot_w: float, y: Callable[[float], float]) -> str:
+    cls = {True: "gate-pass", False: "gate-fail", None: "gate-skip"}[r.passed]
+    return (
+        f'<g class="{cls}"><line class="gate" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y(r.value))}" '
+        f'y2="{_f(y(r.value))}"/><text class="tick" x="{_f(left + plot_w)}" y="{_f(y(r.value) - 3)}" '
+        f'text-anchor="end">{esc(r.label)}</text></g>'
+    )
+
+
+def bar_chart(
+    groups: Sequence[Tuple[str, Sequence[Bar]]],
+    *,
+    title: str,
+    series: Sequence[str] = (),
+    refs: Sequence[RefLine] = (),
+    ymax: Optional[float] = None,
+) -> str:
+    """Vertical bars in groups (one label under each group), optional error bars and gate marks.
+
+    A bar's ``gate`` is drawn across its own slot; ``refs`` span the plot.
+    """
+    lo, hi = _value_range(groups, refs, ymax)
     nbars = sum(max(len(b), 1) for _, b in groups)
     slot = 26.0 if nbars > 12 else max(34.0, min(80.0, 420.0 / max(nbars, 1)))
     gap = 14.0
@@ -190,8 +258,6 @@ def bar_chart(
     plot_w = max(nbars * slot + len(groups) * gap, 200.0, len(title) * 7.5 - left)
     bottom = 90.0 if long_labels else 34.0
     plot_h = 200.0
-    width = left + plot_w + 16 + legend_w
-    height = top + plot_h + bottom
 
     def y(v: float) -> float:
         return top + plot_h - (v - lo) / (hi - lo) * plot_h
@@ -207,73 +273,20 @@ def bar_chart(
     for name, bars in groups:
         gx = x
         for b in bars:
-            inner = []
-            if is_number(b.value):
-                v = float(b.value)  # type: ignore[arg-type]
-                y0, y1 = sorted((y(0), y(v)))
-                inner.append(
-                    f'<rect class="s{b.series % 8}" x="{_f(x + 3)}" y="{_f(y0)}" width="{_f(slot - 6)}" '
-                    f'height="{_f(max(y1 - y0, 0.5))}"/>'
-                )
-                ty = y(max(v, 0)) - 4
-                if is_number(b.high):
-                    ty = min(ty, y(float(b.high)) - 4)  # type: ignore[arg-type]
-                if slot >= 34 or len(series) < 2:
-                    inner.append(
-                        f'<text class="val" x="{_f(x + slot / 2)}" y="{_f(ty)}" text-anchor="middle">'
-                        f"{short(b.value)}</text>"
-                    )
-            else:
-                inner.append(
-                    f'<text class="val na" x="{_f(x + slot / 2)}" y="{_f(y(0) - 4)}" text-anchor="middle">n/a</text>'
-                )
-            parts.append(_datum(b.value, "".join(inner), f"{b.label or name}: "))
+            parts.append(_datum(b.value, _bar(b, x, slot, y, slot >= 34 or len(series) < 2), f"{b.label or name}: "))
             if is_number(b.low) and is_number(b.high):
-                cx = x + slot / 2
-                yl, yh = y(float(b.low)), y(float(b.high))  # type: ignore[arg-type]
-                whisk = (
-                    f'<line class="err" x1="{_f(cx)}" x2="{_f(cx)}" y1="{_f(yl)}" y2="{_f(yh)}"/>'
-                    f'<line class="err" x1="{_f(cx - 5)}" x2="{_f(cx + 5)}" y1="{_f(yl)}" y2="{_f(yl)}"/>'
-                    f'<line class="err" x1="{_f(cx - 5)}" x2="{_f(cx + 5)}" y1="{_f(yh)}" y2="{_f(yh)}"/>'
-                )
-                parts.append(
-                    f'<g class="interval"><title>{esc(b.label or name)} interval: {esc(exact(b.low))} .. '
-                    f"{esc(exact(b.high))}</title>{whisk}"
-                    f'<g class="datum" data-v="{esc(exact(b.low))}"></g><g class="datum" data-v="{esc(exact(b.high))}">'
-                    "</g></g>"
-                )
+                parts.append(_whisker(b, name, x, slot, y))
             if b.gate is not None:
-                g = b.gate
-                cls = {True: "gate-pass", False: "gate-fail", None: "gate-skip"}[g.passed]
-                parts.append(
-                    f'<g class="{cls}"><title>gate {esc(g.label)}</title><line class="halo" x1="{_f(x)}" '
-                    f'x2="{_f(x + slot)}" y1="{_f(y(g.value))}" y2="{_f(y(g.value))}"/><line class="gate" x1="{_f(x)}" '
-                    f'x2="{_f(x + slot)}" y1="{_f(y(g.value))}" y2="{_f(y(g.value))}"/></g>'
-                )
+                parts.append(_slot_gate(b.gate, x, slot, y))
             x += slot
         if not bars:
             x += slot
-        cx = (gx + x) / 2
-        if long_labels:
-            parts.append(
-                f'<text class="lbl" transform="translate({_f(cx)},{_f(top + plot_h + 12)}) rotate(-35)" '
-                f'text-anchor="end">{_clip(name)}</text>'
-            )
-        else:
-            parts.append(
-                f'<text class="lbl" x="{_f(cx)}" y="{_f(top + plot_h + 16)}" text-anchor="middle">{_clip(name)}</text>'
-            )
+        parts.append(_group_label(name, (gx + x) / 2, top + plot_h, long_labels))
         x += gap
-    for r in refs:
-        cls = {True: "gate-pass", False: "gate-fail", None: "gate-skip"}[r.passed]
-        parts.append(
-            f'<g class="{cls}"><line class="gate" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y(r.value))}" '
-            f'y2="{_f(y(r.value))}"/><text class="tick" x="{_f(left + plot_w)}" y="{_f(y(r.value) - 3)}" '
-            f'text-anchor="end">{esc(r.label)}</text></g>'
-        )
+    parts += [_plot_ref(r, left, plot_w, y) for r in refs]
     if series:
         parts.append(_legend(series, left + plot_w + 16, top + 10))
-    return _svg(width, height, "".join(parts), title)
+    return _svg(left + plot_w + 16 + legend_w, top + plot_h + bottom, "".join(parts), title)
 
 
 def line_chart(
