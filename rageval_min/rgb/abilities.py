@@ -25,6 +25,9 @@ from .evalue import _RESULT_SUFFIXES, RunName, Scores, format_result_text, parse
 from .files import _accumulate_rows, check_noise_rate, read_records
 
 __all__ = [
+    "REPORT_RENDERERS",
+    "render_report_markdown",
+    "render_report_text",
     "REPORT_FORMATS",
     "STDOUT_SUFFIX",
     "abilities_table",
@@ -233,3 +236,60 @@ def report_files(paths: Sequence[str], *, use_labels: bool = False, variants: Se
         metrics=metrics,
         diagnostics=diagnostics,
     )
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    return str(v)
+
+
+def _table_lines(rows: Sequence[Sequence[str]]) -> List[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def render_report_text(report: Report, outcomes: Any) -> str:
+    """The four abilities as one aligned table (values to 4 decimals; JSON has them unrounded)."""
+    rows = [("model", "lang", "ability", "setting", "value")]
+    rows += [(m, lang, ab, st, _fmt(v)) for m, lang, ab, st, v in ability_rows(report.result["abilities"])]
+    lines = ["rageval-min rgb report", f"signature: {report.signature}", ""]
+    lines += _table_lines(rows)
+    if outcomes:
+        lines.append("")
+        lines += _table_lines(
+            [("gate", "value", "status")] + [(o.text, _fmt(o.value), "pass" if o.passed else "FAIL") for o in outcomes]
+        )
+    lines += [f"note: {d}" for d in report.diagnostics]
+    if outcomes:
+        lines += ["", "result: " + ("PASS" if all(o.passed for o in outcomes) else "FAIL")]
+    return "\n".join(lines) + "\n"
+
+
+def render_report_markdown(report: Report, outcomes: Any) -> str:
+    ok = all(o.passed for o in outcomes)
+    lines = [
+        f"### rageval-min rgb report: {'PASS' if ok else 'FAIL'}",
+        "",
+        "| model | lang | ability | setting | value |",
+        "| --- | --- | --- | --- | ---: |",
+    ]
+    for m, lang, ab, st, v in ability_rows(report.result["abilities"]):
+        lines.append(f"| {m.replace('|', '/')} | {lang} | {ab} | {st} | {_fmt(v)} |")
+    if outcomes:
+        lines += ["", "| gate | value | status |", "| --- | ---: | --- |"]
+        lines += [f"| `{o.text}` | {_fmt(o.value)} | {'pass' if o.passed else 'FAIL'} |" for o in outcomes]
+    lines.append("")
+    lines += [f"- {d}" for d in report.diagnostics]
+    lines.append(f"<sub>`{report.signature}`</sub>")
+    return "\n".join(lines) + "\n"
+
+
+#: The renderers of an ``rgb report`` (``--format``): the table as text or markdown, the abilities object as JSON.
+REPORT_RENDERERS = {
+    "text": render_report_text,
+    "markdown": render_report_markdown,
+    "abilities": format_abilities,
+}

@@ -11,7 +11,7 @@ prediction files into the four abilities.
 
 import argparse
 import json
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional
 
 from .. import judges, rgb
 from .._cli_common import (
@@ -24,19 +24,17 @@ from .._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from .._io import open_output, read_text, write_jsonl
+from .._io import open_output, read_text
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
-from ..report import Report
+from . import judge as rgb_judge
+from .abilities import REPORT_RENDERERS
 
 _FACTCHECKING_MSG = (
     "--factchecking is not offered: the reference's fact-checking mode reads "
     "config/instruction_fact.yaml, which the reference does not ship (it fails with FileNotFoundError)"
 )
-
-#: rgb judge: the reference sends the model and one user message, nothing else.
-RGB_PARAMS: Dict[str, Any] = {}
 
 
 # --------------------------------------------------------------------------- parsers
@@ -61,6 +59,10 @@ def _add_dataset(p: argparse.ArgumentParser, required: bool) -> None:
     )
 
 
+def _add_stream_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", metavar="PATH", help="write to PATH atomically instead of stdout")
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "rgb",
@@ -70,7 +72,14 @@ def register(sub: Any) -> None:
     )
     rsub = p.add_subparsers(dest="rgb_command", metavar="SUBCOMMAND")
     rsub.required = True
+    _register_mix(rsub)
+    _register_label(rsub)
+    _register_score(rsub)
+    _register_report(rsub)
+    _register_judge(rsub)
 
+
+def _register_mix(rsub: Any) -> None:
     m = rsub.add_parser(
         "mix",
         help="pick and order the passages for each instance exactly as the reference does",
@@ -101,10 +110,12 @@ def register(sub: Any) -> None:
         default=rgb.DEFAULT_SEED,
         help=f"seed set before each instance (default: {rgb.DEFAULT_SEED})",
     )
-    m.add_argument("--output", metavar="PATH", help="write to PATH atomically instead of stdout")
+    _add_stream_output(m)
     _add_factchecking(m)
     m.set_defaults(func=run_mix, **_STREAM)
 
+
+def _register_label(rsub: Any) -> None:
     lab = rsub.add_parser(
         "label",
         help="label model outputs (1 found / 0 not found per answer, [-1] rejection) and the factual-error flag",
@@ -134,10 +145,12 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="judge prompt template (placeholders {QUESTION} and {ANSWER}); default: the project's own wording",
     )
-    lab.add_argument("--output", metavar="PATH", help="write to PATH atomically instead of stdout")
+    _add_stream_output(lab)
     _add_factchecking(lab)
     lab.set_defaults(func=run_label, **_STREAM)
 
+
+def _register_score(rsub: Any) -> None:
     sc = rsub.add_parser(
         "score",
         help="the reference's score object (all_rate, noise_rate, tt, nums[, fact_*])",
@@ -166,6 +179,8 @@ def register(sub: Any) -> None:
     _add_factchecking(sc)
     sc.set_defaults(func=run_score)
 
+
+def _register_report(rsub: Any) -> None:
     rp = rsub.add_parser(
         "report",
         help="the four RGB abilities from several prediction files, per model",
@@ -186,6 +201,8 @@ def register(sub: Any) -> None:
     add_report_options(rp, extra_formats=("abilities",), variants=rgb.VARIANTS, default_format="text")
     rp.set_defaults(func=run_report)
 
+
+def _register_judge(rsub: Any) -> None:
     j = rsub.add_parser(
         "judge",
         help="LLM-judged rejection rate (reject) or error detection (fact): label, judge, score",
@@ -224,6 +241,15 @@ def _check_noise_option(args: argparse.Namespace) -> None:
         rgb.check_noise_rate(args.noise_rate, field="--noise-rate")
 
 
+def _check_mix_options(args: argparse.Namespace) -> None:
+    """Parameter errors first (before reading), as a usage error; NaN fails the comparison."""
+    for name, value in (("--noise-rate", args.noise_rate), ("--correct-rate", args.correct_rate)):
+        if not (0.0 <= value <= 1.0):
+            raise ScoringError(f"must be in [0, 1], got {value}", field=name)
+    if args.passage_num < 0:
+        raise ScoringError(f"must be >= 0, got {args.passage_num}", field="--passage-num")
+
+
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
@@ -232,18 +258,13 @@ def _read_template(path: Optional[str]) -> Optional[str]:
     return None if path is None else read_text(path, what="judge template")
 
 
-# --------------------------------------------------------------------------- mix
+# --------------------------------------------------------------------------- handlers
 
 
 def run_mix(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.input])
     _check_factchecking(args)
-    # parameter errors first (before reading), as a usage error; NaN fails the comparison
-    for name, value in (("--noise-rate", args.noise_rate), ("--correct-rate", args.correct_rate)):
-        if not (0.0 <= value <= 1.0):
-            raise ScoringError(f"must be in [0, 1], got {value}", field=name)
-    if args.passage_num < 0:
-        raise ScoringError(f"must be >= 0, got {args.passage_num}", field="--passage-num")
+    _check_mix_options(args)
     with open_output(stream_output_path(args), io.stdout) as fh:
         summary = rgb.mix_file(
             args.input,
@@ -260,9 +281,6 @@ def run_mix(args: argparse.Namespace, io: CliIO) -> int:
     for n in summary.notes:
         io.stderr.write(f"rageval-min: rgb mix: note: {n}\n")
     return 0
-
-
-# --------------------------------------------------------------------------- label
 
 
 def run_label(args: argparse.Namespace, io: CliIO) -> int:
@@ -288,9 +306,6 @@ def run_label(args: argparse.Namespace, io: CliIO) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- score
-
-
 def run_score(args: argparse.Namespace, io: CliIO) -> int:
     gates = prepare(args, inputs=[args.input])
     _check_factchecking(args)
@@ -314,11 +329,8 @@ def run_score(args: argparse.Namespace, io: CliIO) -> int:
     return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix=rgb.STDOUT_SUFFIX)
 
 
-# --------------------------------------------------------------------------- judge
-
-
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
-    """Check everything, label and build every prompt, then ask the judge, then score."""
+    """Check everything, label and build every prompt, then ask the judge (:mod:`.judge`), then score."""
     gates = prepare(args, inputs=[args.input])
     names = rgb.JudgeAccumulator.metric_names(judged=args.judged) + list(judges.JudgeStats().as_metrics())
     check_gate_names(gates, names)
@@ -327,107 +339,33 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     template = _read_template(judges.templates_from_args(args.judge_template).get(""))
     dataset = rgb.resolve_dataset(args.input, args.dataset)
     noise_rate = rgb.resolve_noise_rate(args.input, args.noise_rate)
-    records = rgb.judge_prompts_file(
-        args.input, judged=args.judged, dataset=dataset, variants=variants, template=template
-    )
     runner_args = argparse.Namespace(**vars(args))
-    runner_args.judge_template = None  # the template is rgb's prompt wording, applied above
-    runner = _cli_judge.judge_from_args(runner_args, stderr=io.stderr)
-    try:
-        asked = [i for i, r in enumerate(records) if isinstance(r.get("judge_prompt"), str)]
-        res = runner.run(
-            [records[i]["judge_prompt"] for i in asked], params=RGB_PARAMS, label=f"rgb judge {args.judged}"
-        )
-    finally:
-        runner.close()
-    failed: List[str] = []
-    for k, i in enumerate(asked):
-        records[i]["evaluation"] = res.answers[k]
-        if res.errors[k] is not None:
-            records[i]["judge_error"] = res.errors[k]
-            failed.append(f"id={records[i].get('id', i + 1)}: {res.errors[k]}")
-    if args.records:
-        write_jsonl(args.records, records)
-    if failed:
-        where = f"the judged records are in {args.records} and " if args.records else ""
-        raise ScoringError(
-            f"{len(failed)} judge call(s) failed (first: {failed[0]}); {where}"
-            "the answers so far are cached: rerun to retry the failed ones"
-        )
+    runner_args.judge_template = None  # the template is rgb's prompt wording, applied by rgb itself
+    records, runner = rgb_judge.judge_file(
+        args.input,
+        judged=args.judged,
+        dataset=dataset,
+        variants=variants,
+        template=template,
+        make_runner=lambda: _cli_judge.judge_from_args(runner_args, stderr=io.stderr),
+        records_path=args.records,
+    )
     with item_sink(args.per_item) as on_item:
-        report = rgb.score_judged_records(
+        report = rgb_judge.score_judge_run(
             records,
+            runner,
             path=args.records or args.input,
             dataset=dataset,
             noise_rate=noise_rate,
             judged=args.judged,
-            judge_model=_cli_judge.judge_model(runner),
             variants=variants,
             on_item=on_item,
         )
-    report = _cli_judge.with_judge_stats(report, runner)
     return emit_report(report, args, io, formatters=rgb.REPORT_FORMATS, stdout_suffix=rgb.STDOUT_SUFFIX)
-
-
-# --------------------------------------------------------------------------- report
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        return f"{v:.4f}"
-    return str(v)
-
-
-def _table_lines(rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-
-
-def render_report_text(report: Report, outcomes: Any) -> str:
-    """The four abilities as one aligned table (values to 4 decimals; JSON has them unrounded)."""
-    rows = [("model", "lang", "ability", "setting", "value")]
-    rows += [(m, lang, ab, st, _fmt(v)) for m, lang, ab, st, v in rgb.ability_rows(report.result["abilities"])]
-    lines = ["rageval-min rgb report", f"signature: {report.signature}", ""]
-    lines += _table_lines(rows)
-    if outcomes:
-        lines.append("")
-        lines += _table_lines(
-            [("gate", "value", "status")] + [(o.text, _fmt(o.value), "pass" if o.passed else "FAIL") for o in outcomes]
-        )
-    lines += [f"note: {d}" for d in report.diagnostics]
-    if outcomes:
-        lines += ["", "result: " + ("PASS" if all(o.passed for o in outcomes) else "FAIL")]
-    return "\n".join(lines) + "\n"
-
-
-def render_report_markdown(report: Report, outcomes: Any) -> str:
-    ok = all(o.passed for o in outcomes)
-    lines = [
-        f"### rageval-min rgb report: {'PASS' if ok else 'FAIL'}",
-        "",
-        "| model | lang | ability | setting | value |",
-        "| --- | --- | --- | --- | ---: |",
-    ]
-    for m, lang, ab, st, v in rgb.ability_rows(report.result["abilities"]):
-        lines.append(f"| {m.replace('|', '/')} | {lang} | {ab} | {st} | {_fmt(v)} |")
-    if outcomes:
-        lines += ["", "| gate | value | status |", "| --- | ---: | --- |"]
-        lines += [f"| `{o.text}` | {_fmt(o.value)} | {'pass' if o.passed else 'FAIL'} |" for o in outcomes]
-    lines.append("")
-    lines += [f"- {d}" for d in report.diagnostics]
-    lines.append(f"<sub>`{report.signature}`</sub>")
-    return "\n".join(lines) + "\n"
 
 
 def run_report(args: argparse.Namespace, io: CliIO) -> int:
     gates = prepare(args, inputs=list(args.input))
     check_gate_names(gates, rgb.report_metric_names(args.input))
     report = rgb.report_files(args.input, use_labels=args.use_labels, variants=selected_variants(args))
-    formatters = {
-        "text": render_report_text,
-        "markdown": render_report_markdown,
-        "abilities": rgb.format_abilities,
-    }
-    return emit_report(report, args, io, formatters=formatters)
+    return emit_report(report, args, io, formatters=REPORT_RENDERERS)
