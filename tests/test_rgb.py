@@ -3,11 +3,12 @@
 import hashlib
 import json
 import math
+import os
 import random
 from pathlib import Path
 
 import pytest
-from conftest import RGB_FACT_KEYS
+from conftest import RGB_FACT_KEYS, ROOT
 
 from rageval_min import rgb
 from rageval_min.errors import ScoringError
@@ -594,3 +595,104 @@ def test_score_item_and_metric_names():
 def test_check_noise_rate(value):
     with pytest.raises(ScoringError, match=r"\[0, 1\]"):
         rgb.check_noise_rate(value)
+
+
+# --------------------------------------------------------------------------- metric and input declarations
+
+#: ScoreAccumulator's DIRECTIONS literal before the declarations (RATES was empty: inherited).
+_OLD_DIRECTIONS = {
+    "correct": "higher",
+    "all_rate": "higher",
+    "fact_check_rate": "higher",
+    "correct_rate": "higher",
+    "reject_rate": "higher",
+}
+
+
+def test_declarations_are_well_formed_and_give_the_old_tables():
+    from rageval_min import _metrics
+    from rageval_min.rgb import abilities
+
+    assert dict(rgb.ScoreAccumulator.DIRECTIONS) == _OLD_DIRECTIONS
+    assert dict(rgb.ScoreAccumulator.RATES) == {}
+    # rgb judge rows never carry fact_check_rate (judged rows have no such field); the rest is the inherited table
+    assert dict(rgb.JudgeAccumulator.DIRECTIONS) == {k: v for k, v in _OLD_DIRECTIONS.items() if k != "fact_check_rate"}
+    assert dict(rgb.JudgeAccumulator.RATES) == {}
+    for cls in (rgb.ScoreAccumulator, rgb.JudgeAccumulator):
+        _metrics.check_declarations(cls.METRICS, cls.INPUTS)
+        assert cls.INPUTS and all(m.meaning for m in cls.METRICS)
+    _metrics.check_declarations(abilities.REPORT_METRICS)
+
+
+def _gold(name):
+    return os.path.join(ROOT, "gold_samples", "rgb", name)
+
+
+def _assert_declared(metrics, report, rows):
+    from rageval_min import _metrics
+
+    assert rows and report.metrics
+    for key in report.metrics:
+        assert _metrics.find_metric(metrics, key) is not None, key
+    per_item = {m.name for m in metrics if m.per_item}
+    for row in rows:
+        for key, value in row.items():
+            if key != "id" and isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert key in per_item, key
+
+
+_GOLD_RUNS = (("en", "0.4"), ("en", "1.0"), ("en_fact", "0.0"), ("zh", "0.0"), ("zh_int", "0.2"))
+
+
+@pytest.mark.parametrize("ds, nr", _GOLD_RUNS)
+def test_every_metric_of_a_gold_score_report_is_declared(ds, nr):
+    rows = []
+    report = rgb.score_file(
+        _gold(f"prediction_{ds}_demo_temp0.2_noise{nr}_passage5_correct0.0.json"), on_item=rows.append
+    )
+    _assert_declared(rgb.ScoreAccumulator.METRICS, report, rows)
+
+
+@pytest.mark.parametrize("judged, ds, nr", [("reject", "en", 1.0), ("fact", "en_fact", 0.0)])
+def test_every_metric_of_a_gold_judged_report_is_declared(judged, ds, nr):
+    from rageval_min import judges
+    from rageval_min.rgb import judge
+
+    rows = []
+    report = rgb.score_file(
+        _gold(f"expected_judged_{judged}.jsonl"),
+        dataset=ds,
+        noise_rate=nr,
+        judged=judged,
+        use_labels=True,
+        on_item=rows.append,
+    )
+    _assert_declared(rgb.ScoreAccumulator.METRICS, report, rows)
+    path = _gold(f"prediction_{ds}_demo_temp0.2_noise{nr}_passage5_correct0.0.json")
+    records, runner = judge.judge_file(
+        path,
+        judged=judged,
+        dataset=ds,
+        make_runner=lambda: judges.JudgeRunner(
+            judges.judge_from_spec("replay:" + _gold(f"judge_cache_{judged}.jsonl"))
+        ),
+    )
+    rows = []
+    report = judge.score_judge_run(
+        records, runner, path=path, dataset=ds, noise_rate=nr, judged=judged, on_item=rows.append
+    )
+    assert report.metrics["judge_cache_hits"] + report.metrics["judge_calls"] > 0
+    _assert_declared(rgb.JudgeAccumulator.METRICS, report, rows)
+
+
+def test_every_metric_of_the_gold_rgb_report_is_declared():
+    from rageval_min import _metrics
+    from rageval_min.rgb import abilities
+
+    files = sorted(
+        _gold(n) for n in os.listdir(_gold("")) if n.startswith("prediction_") and n.endswith("_correct0.0.json")
+    )
+    report = rgb.report_files(files)
+    assert len(report.metrics) > 20
+    for key in report.metrics:
+        assert _metrics.find_metric(abilities.REPORT_METRICS, key) is not None, key

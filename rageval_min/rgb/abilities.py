@@ -25,6 +25,7 @@ from .evalue import _RESULT_SUFFIXES, RunName, Scores, format_result_text, parse
 from .files import _accumulate_rows, check_noise_rate, read_records
 
 __all__ = [
+    "REPORT_METRICS",
     "REPORT_RENDERERS",
     "render_report_markdown",
     "render_report_text",
@@ -138,6 +139,17 @@ def format_abilities(report: Report, outcomes: Any = ()) -> str:
 REPORT_FORMATS = {"rgb": format_result_text, "abilities": format_abilities}
 #: What follows a reference format on stdout (the reference's result file has no final newline).
 STDOUT_SUFFIX = {"rgb": "\n"}
+
+
+#: The gateable metrics of ``rgb report`` (not a mergeable command, so no accumulator): every key
+#: of every run's score object under the run's stem (see :func:`report_metric_names`).
+REPORT_METRICS = tuple(
+    m._replace(
+        name="{model}/{dataset}/noise{noise_rate}_passage{passage_num}_correct{correct_rate}/" + m.name, per_item=False
+    )
+    for m in ScoreAccumulator.METRICS
+    if m.name in ScoreAccumulator.metric_names(dataset="_fact")
+)
 
 
 def report_runs(paths: Sequence[str]) -> List[Tuple[str, RunName]]:

@@ -15,6 +15,7 @@ integer counters, so merging any partition is exact.  The score objects they for
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from .._contract import Accumulator, ItemRow, register_accumulator
+from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
 from ..report import Report
 from ._common import FAMILY, JUDGED, Number, _is_fact, _is_number, _who, check_variants, result_metrics, signature
@@ -34,6 +35,60 @@ _REJECT_JUDGED_KEYS = ("reject_rate", "all_rate", "tt", "rejecttt", "nums")
 _FACT_JUDGED_KEYS = ("reject_rate", "all_rate", "correct_rate", "tt", "rejecttt", "correct_tt", "nums", "noise_rate")
 
 
+def _rate(name: str, meaning: str, per_item: bool = True) -> Metric:
+    return Metric(name, "higher", "rate", meaning, per_item=per_item, lo=0.0, hi=1.0)
+
+
+#: Every metric of ``rgb score`` (with or without ``--judged``): the score objects' keys and the item rows' outcomes.
+_SCORE_METRICS: Tuple[Metric, ...] = (
+    _rate("all_rate", "tt / nums: correct answers (at noise 1: rejected or correct; judged: correct)"),
+    Metric(
+        "noise_rate", "neither", "statistic", "the run's noise rate, written back as the reference does", lo=0.0, hi=1.0
+    ),
+    Metric("tt", "higher", "count", "records counted in all_rate's numerator"),
+    Metric("nums", "neither", "count", "records scored (the ones the reference drops are not counted)"),
+    _rate("fact_check_rate", "_fact sets: fact_tt / nums, answers flagging factual errors (error detection)"),
+    _rate("correct_rate", "flagged records that are also correct / flagged (int 0 when none was flagged)"),
+    Metric("fact_tt", "higher", "count", "_fact sets: records whose answer flags factual errors"),
+    Metric("correct_tt", "higher", "count", "flagged records counted as corrected"),
+    _rate("reject_rate", "judged: rejecttt / nums, records the judge reads as rejected (reject) or detecting (fact)"),
+    Metric("rejecttt", "higher", "count", "judged: records the judge reads as rejected (reject) or detecting (fact)"),
+    Metric("correct", "higher", "outcome", "0 not in label and 1 in label: every answer element found", per_item=True),
+    Metric(
+        "rejected",
+        "neither",
+        "outcome",
+        "label[0] == -1: the model said the information is insufficient (good only at noise 1)",
+        per_item=True,
+    ),
+)
+_JUDGED_METRIC_NAMES = set(_REJECT_JUDGED_KEYS) | set(_FACT_JUDGED_KEYS) | {"correct"}
+#: The judge runner's statistics, added to ``rgb judge``'s metrics (``JudgeStats.as_metrics``).
+_JUDGE_STATS = (
+    Metric("judge_calls", "neither", "count", "prompts sent to the judge (retries not counted again)"),
+    Metric("judge_cache_hits", "neither", "count", "prompts answered from the judge cache"),
+    Metric("judge_failures", "lower", "count", "judge calls that still failed after the retries"),
+    Metric("judge_unparseable", "lower", "count", "judge answers the parser rejected"),
+)
+
+#: The fields of a prediction record that the labelling reads.
+_PREDICTION_FIELDS = (
+    InputField("id", ("string", "integer"), False, "not needed: diagnostics name the line"),
+    InputField("prediction", ("string",), True, "an input error naming the line (nothing to label)"),
+    InputField("ans", ("string", "array"), False, "'answer' is read instead; neither is an input error"),
+    InputField("answer", ("string", "array"), False, "read only when 'ans' is missing"),
+    InputField("noise_rate", ("number",), False, "the file name's noise rate (or --noise-rate)"),
+)
+#: The fields ``rgb score --use-labels`` / ``--judged`` read back from ``rgb label`` / ``rgb judge`` records.
+_STORED_FIELDS = (
+    InputField("label", ("array", "null"), False, "the prediction is labelled (--use-labels); null: dropped earlier"),
+    InputField("factlabel", ("integer",), False, "0, except on _fact sets with a stored label: an input error"),
+    InputField("rgb_skipped", ("string",), False, "the skip reason reads 'label is null'"),
+    InputField("evaluation", ("string",), False, "with --judged: an input error (the stored judge output)"),
+    InputField("judge_template", ("string",), False, "the judged signature names the template 'unrecorded'"),
+)
+
+
 @register_accumulator
 class ScoreAccumulator(Accumulator):
     """``rgb score``: integer counters of the item rows; the rates are formed once, in :meth:`finalize`.
@@ -49,13 +104,10 @@ class ScoreAccumulator(Accumulator):
 
     FAMILY = "rgb"
     COMMAND = "score"
-    DIRECTIONS = {
-        "correct": "higher",
-        "all_rate": "higher",
-        "fact_check_rate": "higher",
-        "correct_rate": "higher",
-        "reject_rate": "higher",
-    }
+    #: No rate names item fields as numerator/denominator (``RATES`` stays empty, as before the
+    #: declarations): each rate's interval comes from the same-named 0/1 item field.
+    METRICS = _SCORE_METRICS
+    INPUTS = (Input("--input", "model predictions (JSON Lines)", "id", _PREDICTION_FIELDS + _STORED_FIELDS),)
 
     def __init__(
         self,
@@ -226,6 +278,16 @@ class JudgeAccumulator(ScoreAccumulator):
     """
 
     COMMAND = "judge"
+    METRICS = tuple(m for m in _SCORE_METRICS if m.name in _JUDGED_METRIC_NAMES) + _JUDGE_STATS
+    INPUTS = (
+        Input(
+            "--input",
+            "model predictions with their questions (JSON Lines)",
+            "id",
+            _PREDICTION_FIELDS
+            + (InputField("query", ("string",), True, "an input error: the judge prompt needs the question"),),
+        ),
+    )
 
     def __init__(
         self,
