@@ -4,66 +4,56 @@ The public face of the pairwise family: every name below is importable as
 ``rageval_min.pairwise.NAME``.
 """
 
-from .sub_eval import (
+from .._stats import np_mean, np_std, np_sum
+from ._common import (
     EM_MARKER,
     EXTRAS,
     FAIL_MESSAGE,
     FAMILY,
     GUIDANCE_PLACEHOLDER,
-    ITEM_FIELDS,
     LENGTH_UNITS,
     PANDAS_NA_TOKENS,
     RECORD_COLUMNS,
     REFERENCE,
-    REPORT_FORMATS,
     VARIANTS,
-    Comparison,
+    check_extras,
+    check_variants,
+    f32,
+    is_missing,
+    round4_f32,
+)
+from .analyze_util import (
+    Partition,
+    check_failures,
+    count_summary,
+    extract_choice,
+    log_lines,
+    old_version_tables,
+    pair_both_orders,
+    row_diagnostics,
+)
+from .calculate_winrate_new import new_version_rates
+from .construct_util import Comparison, build_comparisons, infer_input_tsv, legacy_numpy_random, read_table
+from .extras import add_extras
+from .items import ITEM_FIELDS, candidate_outcomes, check_record_columns, score_item
+from .prompts import builtin_template, load_template, render_prompt, template_id
+from .sub_eval import (
+    REPORT_FORMATS,
     PairwiseAccumulator,
     PairwiseJudgeAccumulator,
     PairwiseResult,
-    Partition,
-    TokenLength,
-    add_extras,
-    build_comparisons,
-    builtin_template,
-    candidate_outcomes,
-    check_extras,
-    check_failures,
-    check_record_columns,
-    check_variants,
     consistency_partitions,
-    count_summary,
-    extract_choice,
-    f32,
-    find_consistency,
     guess_refm,
-    infer_input_tsv,
-    is_missing,
-    legacy_numpy_random,
-    length_stats,
-    load_template,
-    log_lines,
-    new_version_rates,
-    np_mean,
-    np_std,
-    np_sum,
-    old_version_tables,
-    pair_both_orders,
     possible_metric_names,
     read_records,
-    read_table,
-    render_prompt,
-    round4_f32,
-    row_diagnostics,
     score,
     score_file,
-    score_item,
     score_record_file,
     signature,
     signature_params,
     table_metrics,
-    template_id,
 )
+from .util import TokenLength, find_consistency, length_stats
 
 __all__ = [
     "Comparison",

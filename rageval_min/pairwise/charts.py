@@ -9,8 +9,18 @@ __all__ = ["section"]
 
 
 def section(c: Ctx) -> str:
+    """The swap-consistency bars, the new-version win-rate heatmaps and the old-version bar chart."""
+    out = _consistency(c.result)
+    maps = _win_rate_maps(c.result.get("new_version"))
+    if maps:
+        out.append('<div class="figs">' + "".join(maps) + "</div>")
+    out += _old_version_bars(c, c.result.get("old_version"))
+    return "".join(out)
+
+
+def _consistency(result: Mapping[str, Any]) -> List[str]:
     out = []
-    counts = c.result.get("counts")
+    counts = result.get("counts")
     if isinstance(counts, Mapping) and is_number(counts.get("extracted")) and is_number(counts.get("consistent")):
         ext, con = counts["extracted"], counts["consistent"]
         out.append(
@@ -24,7 +34,7 @@ def section(c: Ctx) -> str:
                 "a pair is consistent when the judge's verdicts agree after swapping the answer order",
             )
         )
-    per_model = c.result.get("per_model_consistency")
+    per_model = result.get("per_model_consistency")
     if isinstance(per_model, Mapping):
         splits = []
         for model, m in per_model.items():
@@ -42,8 +52,11 @@ def section(c: Ctx) -> str:
                 )
         if splits:
             out.append('<div class="figs">' + "".join(splits) + "</div>")
+    return out
+
+
+def _win_rate_maps(new: Any) -> List[str]:
     maps: List[str] = []
-    new = c.result.get("new_version")
     if isinstance(new, Mapping):
         for mode, table in new.items():
             if not isinstance(table, Mapping):
@@ -68,29 +81,29 @@ def section(c: Ctx) -> str:
                         )
                     )
                 )
-    if maps:
-        out.append('<div class="figs">' + "".join(maps) + "</div>")
-    old = c.result.get("old_version")
-    if isinstance(old, Mapping):
-        series = [k for k, v in old.items() if isinstance(v, Mapping) and isinstance(v.get("rows"), list)]
-        if series:
-            cols = old[series[0]].get("columns") or []
-            col = "Overall-lang" if "Overall-lang" in cols else (cols[1] if len(cols) > 1 else None)
-            if col is not None:
-                j = cols.index(col)
-                names: List[str] = []
-                vals: Dict[Tuple[str, int], Any] = {}
-                for i, s in enumerate(series):
-                    for row in old[s]["rows"]:
-                        if isinstance(row, list) and len(row) > j:
-                            if str(row[0]) not in names:
-                                names.append(str(row[0]))
-                            vals[(str(row[0]), i)] = row[j]
-                groups = [
-                    (m, [c.bar(vals.get((m, i)), f"{s};{m};{col}", i, f"{s} {m}") for i, s in enumerate(series)])
-                    for m in names
-                ]
-                out.append(
-                    figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))
-                )
-    return "".join(out)
+    return maps
+
+
+def _old_version_bars(c: Ctx, old: Any) -> List[str]:
+    if not isinstance(old, Mapping):
+        return []
+    series = [k for k, v in old.items() if isinstance(v, Mapping) and isinstance(v.get("rows"), list)]
+    if not series:
+        return []
+    cols = old[series[0]].get("columns") or []
+    col = "Overall-lang" if "Overall-lang" in cols else (cols[1] if len(cols) > 1 else None)
+    if col is None:
+        return []
+    j = cols.index(col)
+    names: List[str] = []
+    vals: Dict[Tuple[str, int], Any] = {}
+    for i, s in enumerate(series):
+        for row in old[s]["rows"]:
+            if isinstance(row, list) and len(row) > j:
+                if str(row[0]) not in names:
+                    names.append(str(row[0]))
+                vals[(str(row[0]), i)] = row[j]
+    groups = [
+        (m, [c.bar(vals.get((m, i)), f"{s};{m};{col}", i, f"{s} {m}") for i, s in enumerate(series)]) for m in names
+    ]
+    return [figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))]
