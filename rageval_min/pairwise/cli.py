@@ -1,19 +1,16 @@
 """``rageval-min pairwise``: DevBench SubEval pairwise judge (prompts, score, judge).
 
-Thin handlers: the records are read, validated and scored by
-:mod:`rageval_min.pairwise`; this module parses options, writes the outputs
-and, for ``pairwise judge``, runs the judge between building the comparisons
-and scoring them.
+Thin handlers: parse the options, call the library, emit.  The comparisons are
+built by :mod:`.construct_util`, records are scored by :mod:`.sub_eval`, the
+reference's output files are written by :mod:`.output_files`, and the judge run
+of ``pairwise judge`` (prompts, the runner, the judged record) is :mod:`.judge`.
 """
 
 import argparse
-import csv
-import io as _stdio
 import json
-import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
-from .. import judges, pairwise
+from .. import pairwise
 from .._cli_common import (
     CliIO,
     add_records_option,
@@ -25,14 +22,14 @@ from .._cli_common import (
     stream_output_path,
 )
 from .._extras import pip_hint
-from .._io import atomic_writer, open_output, read_text, write_jsonl
+from .._io import open_output, read_text
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
-
-#: The reference's judge call settings (one user message, temperature 0).  The reference's
-#: max_tokens is min(1024, context window - prompt tokens); 1024 is sent here (no tokenizer).
-PAIRWISE_PARAMS: Dict[str, Any] = {"temperature": 0, "max_tokens": 1024}
+from . import judge
+from .construct_util import comparisons_from_file
+from .output_files import write_output_dir
+from .util import load_token_length
 
 
 def _add_extra_option(p: argparse.ArgumentParser) -> None:
@@ -59,6 +56,7 @@ def _add_failure_limit_option(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
+    """The ``pairwise`` command and its subcommands."""
     p = sub.add_parser(
         "pairwise",
         help="pairwise LLM-judge win rates with swap consistency (DevBench SubEval)",
@@ -68,6 +66,13 @@ def register(sub: Any) -> None:
     psub = p.add_subparsers(dest="pairwise_command", metavar="SUBCOMMAND")
     psub.required = True
 
+    _register_prompts(psub)
+    _register_score(psub)
+    _register_judge(psub)
+
+
+def _register_prompts(psub: Any) -> None:
+    """``pairwise prompts``: one judge input per comparison."""
     pr = psub.add_parser(
         "prompts",
         help="write one judge input per comparison (cmp_index, both orders, EM rows marked)",
@@ -122,6 +127,9 @@ def register(sub: Any) -> None:
     )
     pr.set_defaults(func=run_prompts, format=None)
 
+
+def _register_score(psub: Any) -> None:
+    """``pairwise score``: score a judge record."""
     sc = psub.add_parser(
         "score",
         help="score judge outputs: counts, consistency, old tables, new win rates, lengths",
@@ -164,8 +172,6 @@ def register(sub: Any) -> None:
     )
     add_report_options(sc, variants=pairwise.VARIANTS, per_item=True)
     sc.set_defaults(func=run_score)
-
-    _register_judge(psub)
 
 
 def _register_judge(psub: Any) -> None:
@@ -214,23 +220,14 @@ def _read_template(path: Optional[str]) -> Optional[str]:
 
 def _comparisons(args: argparse.Namespace, variants: Sequence[str]) -> Tuple[List[pairwise.Comparison], List[str]]:
     """The comparisons of ``--input`` (every row checked) and the notes about the table."""
-    rows = [r for _, r in pairwise.read_table(args.input)]
-    diags: List[str] = []
-    try:
-        comps = pairwise.build_comparisons(
-            rows,
-            refm=args.refm,
-            models=args.model,
-            mode=args.mode,
-            seed=args.seed,
-            strict_ids="strict_ids" in variants,
-            diagnostics=diags,
-        )
-    except ScoringError as exc:
-        if exc.path is None:
-            raise ScoringError(exc.msg, path=args.input, field=exc.field, record=exc.record) from None
-        raise
-    return comps, diags
+    return comparisons_from_file(
+        args.input,
+        refm=args.refm,
+        models=args.model,
+        mode=args.mode,
+        seed=args.seed,
+        strict_ids="strict_ids" in variants,
+    )
 
 
 def run_prompts(args: argparse.Namespace, io: CliIO) -> int:
@@ -263,106 +260,10 @@ def run_prompts(args: argparse.Namespace, io: CliIO) -> int:
 # --------------------------------------------------------------------------- score
 
 
-def load_token_length() -> Callable[[str], int]:
-    """The cl100k_base length of the ``tokens`` extra, loaded now (picklable, for worker processes)."""
-    length = pairwise.TokenLength()
-    length.load()
-    return length
-
-
 def _check_failure_limit(n: int) -> int:
     if n < 1:
         raise ScoringError(f"--failure-limit must be at least 1, got {n}")
     return n
-
-
-def _pretty(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A ``tabulate(tablefmt='pretty')``-like table with the pandas index column."""
-    cells = [[""] + list(header)] + [
-        [str(i)] + [v if isinstance(v, str) else repr(v) for v in r] for i, r in enumerate(rows)
-    ]
-    widths = [max(len(r[c]) for r in cells) for c in range(len(cells[0]))]
-
-    def line(r: Sequence[str]) -> str:
-        out = []
-        for text, w in zip(r, widths):
-            left = (w - len(text)) // 2
-            out.append(" " * (left + 1) + text + " " * (w - len(text) - left + 1))
-        return "|" + "|".join(out) + "|"
-
-    sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    body = [sep, line(cells[0]), sep] + [line(r) for r in cells[1:]] + [sep]
-    return "\n".join(body)
-
-
-def write_output_dir(directory: str, res: pairwise.PairwiseResult) -> List[str]:
-    """Write the reference's output files into ``directory``; returns the names written."""
-    from .._xlsx import write_xlsx
-
-    if not os.path.isdir(directory):
-        try:
-            os.makedirs(directory)
-        except OSError as exc:
-            raise ScoringError(f"cannot create the output directory: {exc}", path=directory) from None
-    result = res.result
-    refm = result["refm"]
-    written: List[str] = []
-    ls = result["length_stats"]
-    log = ["Reponse length", _pretty(ls["columns"], ls["rows"])]
-    log += pairwise.log_lines(result["counts"])
-    titles = {"win+halfdraw": f"(Win + Draw / 2) w. {refm}: ", "win+bothgood": f"(Win + Both Good) w. {refm}: "}
-    for name, table in result["old_version"].items():
-        log.append(titles[name])
-        log.append(_pretty(table["columns"], table["rows"]))
-    with atomic_writer(os.path.join(directory, "log.txt")) as fh:
-        fh.write("\n".join(log) + "\n")
-    written.append("log.txt")
-
-    with atomic_writer(os.path.join(directory, "length_stats.csv")) as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["model", "mean", "std"])
-        for m, mean, std in ls["rows"]:
-            w.writerow([m, repr(mean), repr(std)])
-    written.append("length_stats.csv")
-
-    if res.inconsistent_rows:
-        for name, rows in (
-            ("consistent_cmp.tsv", res.consistent_rows),
-            ("inconsistent_cmp.tsv", res.inconsistent_rows),
-        ):
-            with atomic_writer(os.path.join(directory, name)) as fh:
-                w = csv.writer(fh, delimiter="\t", quoting=csv.QUOTE_ALL, lineterminator="\n")
-                cols = list(rows[0].keys()) if rows else []
-                w.writerow(cols)
-                for r in rows:
-                    w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
-            written.append(name)
-
-    for name, table in result["old_version"].items():
-        buf = _stdio.BytesIO()
-        write_xlsx(buf, table["columns"], table["rows"])
-        path = os.path.join(directory, f"{name}.xlsx")
-        try:
-            tmp = path + ".tmp"
-            with open(tmp, "wb") as bfh:
-                bfh.write(buf.getvalue())
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise ScoringError(f"cannot write: {exc}", path=path) from None
-        written.append(f"{name}.xlsx")
-
-    heads = {"with_tie": "WinRateWithTie", "without_tie": "WinRateWithoutTie"}
-    for key, rates in result["new_version"].items():
-        name = f"win_rate_{key}.csv"
-        with atomic_writer(os.path.join(directory, name)) as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(["Metric;Model", heads[key]])
-            # pandas gives the column one dtype: one float makes every int 0 print as 0.0.
-            as_float = any(isinstance(v, float) for v in rates.values())
-            for k, v in rates.items():
-                w.writerow([k, repr(float(v) if as_float else v)])
-        written.append(name)
-    return written
 
 
 def run_score(args: argparse.Namespace, io: CliIO) -> int:
@@ -410,49 +311,28 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     failure_limit = _check_failure_limit(args.failure_limit)
     template = _read_template(template_path)
     comps, diags = _comparisons(args, variants)
-    names = pairwise.possible_metric_names(comps, refm=args.refm, extras=extras)
-    check_gate_names(gates, names + list(judges.JudgeStats().as_metrics()))
-    prompts: List[Tuple[int, str]] = [
-        (i, pairwise.render_prompt(c, nopt=args.nopt, template=template))
-        for i, c in enumerate(comps)
-        if not c.exact_match
-    ]
-    nopt = args.nopt
-
-    def parse(answer: str) -> Any:
-        choice = pairwise.extract_choice(answer, nopt=nopt)
-        if choice is None:
-            raise judges.UnparseableAnswer(None)
-        return choice
-
+    check_gate_names(gates, judge.gate_names(comps, refm=args.refm, extras=extras))
     args.judge_template = None  # the template is the family's, not a judge step's
-    runner = _cli_judge.judge_from_args(args, stderr=io.stderr)
-    try:
-        res = runner.run([p for _, p in prompts], params=PAIRWISE_PARAMS, parse=parse, label="pairwise judge")
-    finally:
-        runner.close()
-    records: List[Dict[str, Any]] = []
-    for c in comps:
-        rec: Dict[str, Any] = dict(c.as_record())
-        rec[args.judge_column] = pairwise.EM_MARKER if c.exact_match else None
-        records.append(rec)
-    for k, (i, _) in enumerate(prompts):
-        answer = res.answers[k]
-        records[i][args.judge_column] = pairwise.FAIL_MESSAGE if answer is None else answer
-    write_jsonl(args.records, records)
+    records, runner = judge.judge_records(
+        comps,
+        lambda: _cli_judge.judge_from_args(args, stderr=io.stderr),
+        nopt=args.nopt,
+        template=template,
+        judge_column=args.judge_column,
+        path=args.records,
+    )
     with item_sink(args.per_item) as on_item:
-        scored = pairwise.score(
+        report = judge.score_judged(
             records,
+            runner,
             nopt=args.nopt,
             refm=args.refm,
             judge_column=args.judge_column,
             variants=variants,
             extras=extras,
-            failure_cnt=failure_limit,
-            judge_template=template,
-            judge_model=_cli_judge.judge_model(runner),
-            command="judge",
+            failure_limit=failure_limit,
+            template=template,
             notes=diags,
             on_item=on_item,
         )
-    return emit_report(_cli_judge.with_judge_stats(scored.report, runner), args, io, formatters=pairwise.REPORT_FORMATS)
+    return emit_report(report, args, io, formatters=pairwise.REPORT_FORMATS)

@@ -20,7 +20,7 @@ from .._stats import np_mean, np_std
 from ..errors import ScoringError
 from ._common import _Row
 
-__all__ = ["TokenLength", "find_consistency", "length_stats"]
+__all__ = ["TokenLength", "find_consistency", "length_stats", "load_token_length"]
 
 
 _CONSISTENT_PAIRS = frozenset([("A", "B"), ("B", "A"), ("C", "C"), ("D", "D")])
@@ -105,3 +105,10 @@ def length_stats(rows: Sequence[_Row]) -> List[List[Any]]:
         lens.setdefault(r.A, []).append(r.len1)
         lens.setdefault(r.B, []).append(r.len2)
     return [[m, np_mean(v), np_std(v)] for m, v in lens.items()]
+
+
+def load_token_length() -> Callable[[str], int]:
+    """The cl100k_base length of the ``tokens`` extra, loaded now (picklable, for worker processes)."""
+    length = TokenLength()
+    length.load()
+    return length
