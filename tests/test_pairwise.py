@@ -434,3 +434,86 @@ def test_score_file_items_merge_exactly_on_the_shipped_runs(name):
         part = accumulator_from_state(json.loads(json.dumps(acc.to_state())))
         merged = part if merged is None else merged.merge(part)
     assert render_json(merged.finalize(), ()) == render_json(report, ())
+
+
+# --------------------------------------------------------------------------- metric and input declarations
+
+
+def test_declarations_derive_todays_tables():
+    from rageval_min._metrics import check_declarations
+
+    directions = {
+        "win": "higher",
+        "loss": "lower",
+        "parsed": "higher",
+        "unparseable": "lower",
+        "api_failed": "lower",
+        "judge_missing": "lower",
+    }
+    rates = {"extraction_rate": ("parsed", None), "unparseable_share": ("unparseable", None)}
+    for cls in (pw.PairwiseAccumulator, pw.PairwiseJudgeAccumulator):
+        check_declarations(cls.METRICS, cls.INPUTS)
+        assert dict(cls.DIRECTIONS) == directions
+        assert dict(cls.RATES) == rates
+    neither = {m.name for m in pw.PairwiseAccumulator.METRICS if m.per_item and m.direction == "neither"}
+    assert neither == {"exact_match", "tie", "length_a", "length_b"}
+
+
+def _gold_report(tmp_path, command):
+    """The report and item rows of ``pairwise score`` / ``pairwise judge`` (replayed) on the gold sample, all extras."""
+    from conftest import ROOT
+
+    from rageval_min import judges
+    from rageval_min.pairwise import judge
+    from rageval_min.pairwise.construct_util import comparisons_from_file
+
+    gold = os.path.join(ROOT, "gold_samples", "pairwise")
+    items = []
+    if command == "score":
+        record = os.path.join(gold, "record_fakejudge_2.tsv")
+        report = pw.score_file(record, nopt=2, refm="ref", extras=pw.EXTRAS, on_item=items.append)
+        return report, items
+    comps, notes = comparisons_from_file(
+        os.path.join(gold, "synthetic_meta.xlsx"), refm="ref", models=["m1", "m2", "m3", "ref"]
+    )
+    replay = judges.judge_from_spec("replay:" + os.path.join(gold, "judge_cache.jsonl"))
+    records, runner = judge.judge_records(
+        comps,
+        lambda: judges.JudgeRunner(replay),
+        nopt=2,
+        template=None,
+        judge_column="fakejudge",
+        path=str(tmp_path / "judged.jsonl"),
+    )
+    report = judge.score_judged(
+        records,
+        runner,
+        nopt=2,
+        refm="ref",
+        judge_column="fakejudge",
+        variants=(),
+        extras=pw.EXTRAS,
+        failure_limit=5,
+        template=None,
+        notes=notes,
+        on_item=items.append,
+    )
+    return report, items
+
+
+@pytest.mark.parametrize("command", ["score", "judge"])
+def test_every_metric_of_a_gold_report_is_declared(tmp_path, command):
+    from rageval_min._contract import accumulator_class
+    from rageval_min._metrics import find_metric
+
+    declared = accumulator_class("pairwise", command).METRICS
+    report, items = _gold_report(tmp_path, command)
+    names = set(report.metrics)
+    assert any(n.startswith("with_tie;") for n in names) and any(n.startswith("conservative_") for n in names)
+    missing = sorted(n for n in names if find_metric(declared, n) is None)
+    assert missing == []
+    per_item = {m.name for m in declared if m.per_item}
+    numeric = {k for it in items for k, v in it.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    assert numeric <= per_item and per_item <= set(items[0])
+    if command == "judge":
+        assert {"judge_calls", "judge_failures"} <= names

@@ -61,6 +61,7 @@ from .calculate_winrate_new import new_version_rates
 from .construct_util import Comparison, read_table
 from .extras import add_extras
 from .items import _item, candidate_outcomes, check_record_columns
+from .metrics import JUDGE_INPUTS, JUDGE_METRICS, SCORE_INPUTS, SCORE_METRICS
 from .prompts import template_id
 from .util import length_stats
 
@@ -181,24 +182,17 @@ class PairwiseAccumulator(Accumulator):
     ``judge_model`` the judge's model name for a judged run (both only go
     into the signature); ``refm`` None is inferred at :meth:`finalize`.
 
-    ``DIRECTIONS`` read the item rows for the candidate model: ``win`` is
+    ``METRICS`` read the item rows for the candidate model: ``win`` is
     better high, ``loss`` low; ``tie`` (C or D) has no direction; the
-    judge-side outcomes (``failed``, ``unparseable``, ``judge_missing``) are
+    judge-side outcomes (``api_failed``, ``unparseable``, ``judge_missing``) are
     better low.
     """
 
     FAMILY = "pairwise"
     COMMAND = "score"
-    #: --intervals: the rates that are count ratios of item fields (None: the rows where the field is not null)
-    RATES = {"extraction_rate": ("parsed", None), "unparseable_share": ("unparseable", None)}
-    DIRECTIONS = {
-        "win": "higher",
-        "loss": "lower",
-        "parsed": "higher",
-        "unparseable": "lower",
-        "api_failed": "lower",
-        "judge_missing": "lower",
-    }
+    #: every report and item-row metric (``DIRECTIONS`` and ``RATES`` are derived from them)
+    METRICS = SCORE_METRICS
+    INPUTS = SCORE_INPUTS
 
     def __init__(
         self,
@@ -333,6 +327,9 @@ class PairwiseJudgeAccumulator(PairwiseAccumulator):
     """``pairwise judge``: the same item rows and report; ``judge_model`` is in its params."""
 
     COMMAND = "judge"
+    #: the score metrics and the judge runner's statistics
+    METRICS = JUDGE_METRICS
+    INPUTS = JUDGE_INPUTS
 
 
 #: Output formats of a pairwise report besides the common ones (none: the reference's files are
