@@ -472,7 +472,7 @@ def test_no_valid_record_is_exit_2(tmp_path, argv):
 
 
 def test_f1k_bootstrap_runs_only_when_written_or_gated(tmp_path, monkeypatch):
-    from rageval_min.factuality import safe as F
+    from rageval_min.factuality import bootstrap as F
 
     calls = []
     real = F.bootstrap_mean_ci

@@ -1,4 +1,4 @@
-"""``factuality judge``: a search-free SAFE (``google-deepmind/long-form-factuality@9d27158:eval/safe/*``).
+"""Mirrors google-deepmind/long-form-factuality@9d27158:eval/safe/*: ``factuality judge``, a search-free SAFE.
 
 For every response: split it into sentences (a stdlib rule standing in for NLTK's
 ``sent_tokenize``), ask the judge for the atomic facts of each sentence (step 1),
