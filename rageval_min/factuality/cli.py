@@ -37,10 +37,9 @@ from .._cli_common import (
 from .._io import atomic_writer
 from ..errors import ScoringError
 from ..gates import check_gate_names, evaluate_gates
-from ..judges import JudgeStats
-from ..judges.options import add_judge_options, judge_from_args, judge_model, with_judge_stats
+from ..judges.options import add_judge_options, judge_from_args
 from ..report import Report, overall_pass
-from .judge import TEMPLATE_STEPS, TEMPLATES, judge_file, read_judge_input
+from .judge import JUDGE_METRICS, TEMPLATE_STEPS, judge_run, read_judge_input
 
 # --------------------------------------------------------------------------- option types
 
@@ -133,7 +132,19 @@ def register(sub: Any) -> None:
     )
     top.set_defaults(func=_no_subcommand)
     fs = top.add_subparsers(dest="factuality_command", metavar="SUBCOMMAND")
+    for add in (
+        register_f1k,
+        register_safe,
+        register_factscore,
+        register_veriscore,
+        register_correlate,
+        register_judge,
+    ):
+        add(fs)
 
+
+def register_f1k(fs: Any) -> None:
+    """Add ``factuality f1k`` to the ``factuality`` sub-parsers."""
     p = fs.add_parser(
         "f1k",
         help="SAFE precision, recall@K and F1@K per line of counts",
@@ -156,6 +167,9 @@ def register(sub: Any) -> None:
     add_report_options(p, extra_formats=("jsonl",), default_format="jsonl", per_item=True)
     p.set_defaults(func=run_f1k)
 
+
+def register_safe(fs: Any) -> None:
+    """Add ``factuality safe`` to the ``factuality`` sub-parsers."""
     p = fs.add_parser(
         "safe",
         help="SAFE run_eval aggregation (f1_<K>, side*_avg_*, side*_std_*)",
@@ -181,6 +195,9 @@ def register(sub: Any) -> None:
     )
     p.set_defaults(func=run_safe)
 
+
+def register_factscore(fs: Any) -> None:
+    """Add ``factuality factscore`` to the ``factuality`` sub-parsers."""
     p = fs.add_parser(
         "factscore",
         help="FActScore with length penalty, init score, respond ratio",
@@ -199,6 +216,9 @@ def register(sub: Any) -> None:
     add_report_options(p, variants=F.COMMAND_VARIANTS["factscore"], per_item=True)
     p.set_defaults(func=run_factscore)
 
+
+def register_veriscore(fs: Any) -> None:
+    """Add ``factuality veriscore`` to the ``factuality`` sub-parsers."""
     p = fs.add_parser(
         "veriscore",
         help="VeriScore per-domain K (upper median, max) and F1@K",
@@ -209,6 +229,9 @@ def register(sub: Any) -> None:
     add_report_options(p, variants=F.COMMAND_VARIANTS["veriscore"], per_item=True)
     p.set_defaults(func=run_veriscore)
 
+
+def register_correlate(fs: Any) -> None:
+    """Add ``factuality correlate`` to the ``factuality`` sub-parsers."""
     p = fs.add_parser(
         "correlate",
         help="Pearson/Spearman with two-sided p-values (scipy parity)",
@@ -240,8 +263,6 @@ def register(sub: Any) -> None:
         per_item=True,
     )
     p.set_defaults(func=run_correlate)
-
-    register_judge(fs)
 
 
 # --------------------------------------------------------------------------- f1k
@@ -391,29 +412,18 @@ def register_judge(fsub: Any) -> None:
     j.set_defaults(func=run_judge)
 
 
-#: What a ``factuality judge`` --gate can read: the summed counts and the judge statistics.
-JUDGE_METRICS = ("responses", "errors") + F.JUDGE_COUNTS + tuple(JudgeStats().as_metrics())
-
-
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=[args.input], metric_names=JUDGE_METRICS)
     records = read_judge_input(args.input)  # the whole input, before any call
     runner = judge_from_args(args, steps=TEMPLATE_STEPS, stderr=io.stderr)
-    try:
-        used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
-        with item_sink(args.per_item) as on_item:
-            report = judge_file(
-                args.input,
-                runner,
-                records_path=args.records,
-                templates=used,
-                response_field=args.response_field,
-                prompt_field=args.prompt_field,
-                passages_field=args.passages_field,
-                judge_model=judge_model(runner),
-                records=records,
-                on_item=on_item,
-            )
-    finally:
-        runner.close()
-    return emit_report(with_judge_stats(report, runner), args, io, formatters=F.REPORT_FORMATS)
+    report = judge_run(
+        args.input,
+        runner,
+        records_path=args.records,
+        records=records,
+        open_items=lambda: item_sink(args.per_item),
+        response_field=args.response_field,
+        prompt_field=args.prompt_field,
+        passages_field=args.passages_field,
+    )
+    return emit_report(report, args, io, formatters=F.REPORT_FORMATS)

@@ -34,24 +34,28 @@ once the answers are in.
 
 import json
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ContextManager, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .. import judges
 from .._contract import ItemRow, finish
 from .._io import atomic_writer, iter_records
 from ..errors import ScoringError
-from ..factuality import REF_SAFE, JudgeAccumulator
-from ..judges import PromptTemplate, UnparseableAnswer, template_signature
+from ..judges import JudgeStats, PromptTemplate, UnparseableAnswer, template_signature
+from ..judges.options import judge_model, with_judge_stats
 from ..report import Report
+from ._common import REF_SAFE
+from .accumulators import JUDGE_COUNTS, JudgeAccumulator
 
 __all__ = [
     "FACT_PARAMS",
+    "JUDGE_METRICS",
     "JudgeAccumulator",
     "RATER_PARAMS",
     "TEMPLATES",
     "TEMPLATE_STEPS",
     "judge_file",
     "judge_responses",
+    "judge_run",
     "parse_facts",
     "read_judge_input",
     "parse_rating",
@@ -190,22 +194,20 @@ def parse_rating(text: str) -> str:
     raise UnparseableAnswer(None)  # the reference drops the fact
 
 
-def judge_responses(
-    records: Sequence[Dict[str, Any]],
-    runner: judges.JudgeRunner,
-    *,
-    templates: Optional[Dict[str, PromptTemplate]] = None,
-    response_field: str = "response",
-    prompt_field: str = "prompt",
-    passages_field: str = "passages",
-) -> Tuple[List[Dict[str, Any]], List[str]]:
-    """Rate every response; return the output lines and diagnostics."""
-    tpl = dict(TEMPLATES)
-    tpl.update(templates or {})
-    ids: List[Any] = []
-    responses: List[str] = []
-    prompts: List[str] = []
-    knowledge: List[str] = []
+class _Responses(NamedTuple):
+    """The checked input of :func:`judge_responses`, one entry per record."""
+
+    ids: List[Any]
+    responses: List[str]
+    prompts: List[str]
+    knowledge: List[str]
+
+
+def _responses(
+    records: Sequence[Dict[str, Any]], response_field: str, prompt_field: str, passages_field: str
+) -> _Responses:
+    """Check every record (before any judge call) and gather its id, response, prompt and passages."""
+    out = _Responses([], [], [], [])
     for pos, rec in enumerate(records, 1):
         rid = rec.get("id", pos)
         for name in (response_field, prompt_field):
@@ -216,71 +218,80 @@ def judge_responses(
             passages = [passages]
         if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
             raise ScoringError("must be a list of strings", record=f"id={rid}", field=passages_field)
-        ids.append(rid)
-        responses.append(rec[response_field])
-        prompts.append(rec[prompt_field])
-        knowledge.append("\n".join(passages))
-    failed: Dict[int, str] = {}
+        out.ids.append(rid)
+        out.responses.append(rec[response_field])
+        out.prompts.append(rec[prompt_field])
+        out.knowledge.append("\n".join(passages))
+    return out
 
-    def step(
-        prompts: List[str], owners: Sequence[int], params: Dict[str, Any], parse: Callable[[str], Any], name: str
+
+class _Steps:
+    """Runs the judge steps; a failed call fails its owner's response (the first error kept in ``failed``)."""
+
+    def __init__(self, runner: judges.JudgeRunner) -> None:
+        self.runner = runner
+        self.failed: Dict[int, str] = {}
+
+    def run(
+        self, prompts: List[str], owners: Sequence[int], params: Dict[str, Any], parse: Callable[[str], Any], name: str
     ) -> List[Any]:
-        """One judge step: run ``prompts``; a failed call fails its owner's response (the first error kept)."""
-        res = runner.run(prompts, params=params, parse=parse, label=name)
+        res = self.runner.run(prompts, params=params, parse=parse, label=name)
         for o, e in zip(owners, res.errors):
-            if e is not None and o not in failed:
-                failed[o] = e
+            if e is not None and o not in self.failed:
+                self.failed[o] = e
         return res.parsed
 
-    # step 1: facts per sentence
+
+class _Rated(NamedTuple):
+    """Every extracted fact: ``(owner, sentence, fact)``, its revision and its label (None: dropped)."""
+
+    facts: List[Tuple[int, str, str]]
+    revised: List[str]
+    label: Dict[int, Optional[str]]
+
+
+def _rate(rs: _Responses, steps: _Steps, tpl: Mapping[str, PromptTemplate]) -> _Rated:
+    """SAFE steps 1-4 over every response at once (one runner call per step)."""
     sent_owner: List[int] = []
     sentences: List[str] = []
-    for i, resp in enumerate(responses):
+    for i, resp in enumerate(rs.responses):
         for s in split_sentences(resp):
             sent_owner.append(i)
             sentences.append(s)
-    parsed = step(
-        [tpl["facts"].render(sentence=s) for s in sentences], sent_owner, FACT_PARAMS, parse_facts, "factuality facts"
+    # step 1: facts per sentence
+    render = tpl["facts"].render
+    parsed = steps.run(
+        [render(sentence=s) for s in sentences], sent_owner, FACT_PARAMS, parse_facts, "factuality facts"
     )
-    facts: List[Tuple[int, str, str]] = []  # owner, sentence, fact
-    for owner, sentence, items in zip(sent_owner, sentences, parsed):
-        for f in items or []:
-            facts.append((owner, sentence, f))
+    facts = [(owner, sentence, f) for owner, sentence, items in zip(sent_owner, sentences, parsed) for f in items or []]
     fact_owner = [o for o, _, _ in facts]
     # step 2: self-contained revision (unreadable -> the original fact)
-    parsed = step(
-        [tpl["revise"].render(response=responses[o], fact=f) for o, _, f in facts],
-        fact_owner,
-        RATER_PARAMS,
-        parse_revised,
-        "factuality revise",
-    )
+    render = tpl["revise"].render
+    prompts = [render(response=rs.responses[o], fact=f) for o, _, f in facts]
+    parsed = steps.run(prompts, fact_owner, RATER_PARAMS, parse_revised, "factuality revise")
     revised = [rv if isinstance(rv, str) else f for (_, _, f), rv in zip(facts, parsed)]
     # step 3: relevance (unreadable -> relevant)
-    relevance = step(
-        [
-            tpl["relevance"].render(prompt=prompts[o], response=responses[o], fact=rf)
-            for o, rf in zip(fact_owner, revised)
-        ],
-        fact_owner,
-        RATER_PARAMS,
-        parse_relevance,
-        "factuality relevance",
-    )
+    render = tpl["relevance"].render
+    prompts = [render(prompt=rs.prompts[o], response=rs.responses[o], fact=rf) for o, rf in zip(fact_owner, revised)]
+    relevance = steps.run(prompts, fact_owner, RATER_PARAMS, parse_relevance, "factuality relevance")
     relevant = [k for k, rel in enumerate(relevance) if rel is not False]
     # step 4: rating against the record's passages
-    ratings = step(
-        [tpl["rate"].render(knowledge=knowledge[fact_owner[k]], fact=revised[k]) for k in relevant],
-        [fact_owner[k] for k in relevant],
-        RATER_PARAMS,
-        parse_rating,
-        "factuality rate",
-    )
+    render = tpl["rate"].render
+    prompts = [render(knowledge=rs.knowledge[fact_owner[k]], fact=revised[k]) for k in relevant]
+    ratings = steps.run(prompts, [fact_owner[k] for k in relevant], RATER_PARAMS, parse_rating, "factuality rate")
     label: Dict[int, Optional[str]] = {k: "Irrelevant" for k, rel in enumerate(relevance) if rel is False}
     for k, rating in zip(relevant, ratings):
         label[k] = rating
+    return _Rated(facts, revised, label)
+
+
+def _judged_lines(
+    ids: Sequence[Any], rated: _Rated, failed: Mapping[int, str]
+) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The output line of every response (its counts and facts, or its error) and the diagnostics."""
+    facts, revised, label = rated
     by_owner: List[List[int]] = [[] for _ in ids]  # each response's fact indices, in order
-    for k, o in enumerate(fact_owner):
+    for k, (o, _, _) in enumerate(facts):
         by_owner[o].append(k)
     lines: List[Dict[str, Any]] = []
     diags: List[str] = []
@@ -314,6 +325,24 @@ def judge_responses(
             }
         )
     return lines, diags
+
+
+def judge_responses(
+    records: Sequence[Dict[str, Any]],
+    runner: judges.JudgeRunner,
+    *,
+    templates: Optional[Dict[str, PromptTemplate]] = None,
+    response_field: str = "response",
+    prompt_field: str = "prompt",
+    passages_field: str = "passages",
+) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """Rate every response; return the output lines and diagnostics."""
+    tpl = dict(TEMPLATES)
+    tpl.update(templates or {})
+    rs = _responses(records, response_field, prompt_field, passages_field)
+    steps = _Steps(runner)
+    rated = _rate(rs, steps, tpl)
+    return _judged_lines(rs.ids, rated, steps.failed)
 
 
 def read_judge_input(path: str) -> List[Dict[str, Any]]:
@@ -371,3 +400,45 @@ def judge_file(
                 on_item(row)
             acc.add(row)
     return finish(acc)
+
+
+#: What a ``factuality judge`` --gate can read: the summed counts and the judge statistics.
+JUDGE_METRICS = ("responses", "errors") + JUDGE_COUNTS + tuple(JudgeStats().as_metrics())
+
+
+def judge_run(
+    path: str,
+    runner: judges.JudgeRunner,
+    *,
+    records_path: str,
+    records: Sequence[Dict[str, Any]],
+    open_items: Callable[[], ContextManager[Optional[Callable[[ItemRow], None]]]],
+    response_field: str = "response",
+    prompt_field: str = "prompt",
+    passages_field: str = "passages",
+) -> Report:
+    """``factuality judge`` as the command runs it, closing ``runner`` at the end.
+
+    The templates are the runner's (``--judge-template STEP=FILE``, else
+    :data:`TEMPLATES`), chosen before ``open_items()`` opens the per-item sink;
+    the report is :func:`judge_file`'s with the runner's statistics added to its
+    gateable metrics (``judge_calls``, ...).
+    """
+    try:
+        used = {s: runner.template(s, TEMPLATES[s]) for s in TEMPLATE_STEPS}
+        with open_items() as on_item:
+            report = judge_file(
+                path,
+                runner,
+                records_path=records_path,
+                templates=used,
+                response_field=response_field,
+                prompt_field=prompt_field,
+                passages_field=passages_field,
+                judge_model=judge_model(runner),
+                records=records,
+                on_item=on_item,
+            )
+    finally:
+        runner.close()
+    return with_judge_stats(report, runner)
