@@ -707,3 +707,98 @@ def test_pearson_tolerance_near_one_and_zero():
     r = F.pearson([15, 11, 14, 33], [15, 12, 14, 29])
     abs_r, rel_p = F.pearson_tolerance(r.statistic, 4)
     assert rel_p > 1e-12 and abs_r == 8 * 2.0**-53
+
+
+# --- metric and input declarations ----------------------------------------------------
+
+#: The literal DIRECTIONS tables the accumulators carried before they declared METRICS.
+_OLD_DIRECTIONS = {
+    "f1k": {"f1_at_k": "higher", "precision": "higher", "recall_at_k": "higher"},
+    "safe": {"side1_f1": "higher", "side2_f1": "higher"},
+    "factscore": {"score": "higher", "init_score": "higher"},
+    "veriscore": {},
+    "correlate": {"pearson": "higher", "spearman": "higher"},
+    "judge": {"supported": "higher", "not_supported": "lower", "dropped": "lower"},
+}
+_ACCUMULATORS = (
+    F.F1kAccumulator,
+    F.SafeAccumulator,
+    F.FactScoreAccumulator,
+    F.VeriScoreAccumulator,
+    F.CorrelateAccumulator,
+    F.JudgeAccumulator,
+)
+
+
+def test_declarations_are_well_formed_and_give_the_old_tables():
+    from rageval_min import _metrics
+
+    assert sorted(a.COMMAND for a in _ACCUMULATORS) == sorted(_OLD_DIRECTIONS)
+    for acc in _ACCUMULATORS:
+        _metrics.check_declarations(acc.METRICS, acc.INPUTS)
+        assert acc.INPUTS and all(inp.fields for inp in acc.INPUTS), acc.COMMAND
+        assert dict(acc.DIRECTIONS) == _OLD_DIRECTIONS[acc.COMMAND], acc.COMMAND
+        assert dict(acc.RATES) == {}, acc.COMMAND  # no accumulator had a RATES table
+    bad = F.F1kAccumulator.METRICS + (F.F1kAccumulator.METRICS[0],)
+    with pytest.raises(ValueError, match="twice"):
+        _metrics.check_declarations(bad)
+
+
+def _gold_reports(tmp_path):
+    """(accumulator, report, item rows) of every command, run on the gold samples (study: on FActScore's labels)."""
+    gold = os.path.join(os.path.dirname(__file__), os.pardir, "gold_samples", "factuality")
+    runs = [
+        (F.F1kAccumulator, lambda on: F.f1k_file(os.path.join(gold, "counts.jsonl"), max_claims=64, on_item=on)),
+        (F.SafeAccumulator, lambda on: F.safe_file(os.path.join(gold, "safe_results.json"), max_claim=64, on_item=on)),
+        (F.SafeAccumulator, lambda on: F.safe_file(os.path.join(DATA, "run_eval_fixture.input.json"), on_item=on)),
+        (F.FactScoreAccumulator, lambda on: F.factscore_file(os.path.join(gold, "labels.jsonl"), on_item=on)),
+        (F.FactScoreAccumulator, lambda on: F.factscore_file(os.path.join(gold, "labels.jsonl"), gamma=0, on_item=on)),
+        (F.VeriScoreAccumulator, lambda on: F.veriscore_file(os.path.join(gold, "veriscore.jsonl"), on_item=on)),
+        (F.CorrelateAccumulator, lambda on: F.correlate_file(os.path.join(gold, "pairs.jsonl"), on_item=on)),
+    ]
+    table = tmp_path / "table.jsonl"
+    table.write_text("".join(json.dumps({"a": i, "b": (i * 7) % 5}) + "\n" for i in range(9)), encoding="utf-8")
+    runs.append((F.CorrelateAccumulator, lambda on: F.correlate_table_file(str(table), x="a", y="b", on_item=on)))
+    one_domain = tmp_path / "one.jsonl"
+    one_domain.write_text(
+        "".join(json.dumps({"domain": "bio", "supported": s, "total_claims": 9}) + "\n" for s in (3, 5, 9)),
+        encoding="utf-8",
+    )
+    runs.append((F.VeriScoreAccumulator, lambda on: F.veriscore_file(str(one_domain), on_item=on)))
+    safe = tmp_path / "safe.jsonl"
+    per = _rows("factscore_human_per_response.jsonl")
+    safe_lines = [
+        {"model_name": p["model_name"], "line": p["line"], "supported": p["S"], "not_supported": p["NS"]} for p in per
+    ]
+    safe.write_text("".join(json.dumps(x) + "\n" for x in safe_lines), encoding="utf-8")
+    labeled = [os.path.join(DATA, n) for n in ("ChatGPT.jsonl", "InstructGPT.jsonl", "PerplexityAI.jsonl")]
+    runs.append((F.CorrelateAccumulator, lambda on: F.study_file(labeled, str(safe), on_item=on)))
+    for acc, run in runs:
+        rows = []
+        yield acc, run(rows.append), rows
+
+
+def test_every_emitted_metric_is_declared(tmp_path):
+    from rageval_min._metrics import find_metric
+    from rageval_min.judges import JudgeStats
+
+    seen = set()
+    for acc, report, rows in _gold_reports(tmp_path):
+        assert report.metrics and rows, acc.COMMAND
+        for name in report.metrics:
+            assert find_metric(acc.METRICS, name) is not None, (acc.COMMAND, name)
+        for row in rows:
+            for name, value in row.items():
+                if name in ("line", "prompt") or isinstance(value, (str, bool)):
+                    continue  # the key of the row, and its labels (id, model, domain, topic, error)
+                m = find_metric(acc.METRICS, name)
+                assert m is not None and m.per_item, (acc.COMMAND, name)
+        seen.add(acc.COMMAND)
+    judge = F.JudgeAccumulator(records="out.jsonl")
+    row = {"id": "r1", "supported": 3, "not_supported": 1, "irrelevant": 2, "num_claims": 6, "dropped": 0}
+    judge.add(row)
+    judge.add({"id": "r2", "error": "judge call failed"})
+    names = list(judge.finalize().metrics) + list(JudgeStats().as_metrics())
+    for name in names + [k for k in row if k != "id"]:
+        assert find_metric(F.JudgeAccumulator.METRICS, name) is not None, name
+    assert seen == set(_OLD_DIRECTIONS) - {"judge"}

@@ -25,6 +25,7 @@ from typing import (
 )
 
 from .._contract import Accumulator, ItemRow, register_accumulator
+from .._metrics import Input, InputField, Metric
 from .._stats import np_mean, np_std
 from ..errors import ScoringError
 from ..report import Report
@@ -52,7 +53,54 @@ class F1kAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "f1k"
-    DIRECTIONS = {"f1_at_k": "higher", "precision": "higher", "recall_at_k": "higher"}
+    METRICS = (
+        Metric(
+            "f1_at_k",
+            "higher",
+            "mean",
+            "SAFE F1@K of the line: harmonic mean of precision and recall@K",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("precision", "higher", "rate", "S / (S + NS) of the line (null when both are 0)", True, lo=0.0, hi=1.0),
+        Metric("recall_at_k", "higher", "rate", "min(1, S / K) of the line", True, lo=0.0, hi=1.0),
+        Metric(
+            "max_claims",
+            "neither",
+            "count",
+            "K, the supported-claim count at which recall@K reaches 1 (per line: its own K)",
+            True,
+        ),
+        Metric("n_lines", "neither", "count", "input lines read"),
+        Metric("n_scored", "neither", "count", "lines scored (the rest are error lines)"),
+        Metric("n_errors", "lower", "count", "lines that could not be scored"),
+        Metric("f1_mean", "higher", "mean", "mean F1@K over the scored lines (numpy's pairwise mean)", lo=0.0, hi=1.0),
+        Metric("f1_std", "neither", "statistic", "population standard deviation of F1@K over the scored lines"),
+        Metric(
+            "f1_mean_ci_low", "higher", "statistic", "lower bound of the bootstrap interval of f1_mean", lo=0.0, hi=1.0
+        ),
+        Metric(
+            "f1_mean_ci_high", "higher", "statistic", "upper bound of the bootstrap interval of f1_mean", lo=0.0, hi=1.0
+        ),
+        Metric("precision_mean", "higher", "mean", "mean precision over the lines where S + NS > 0", lo=0.0, hi=1.0),
+        Metric("recall_mean", "higher", "mean", "mean recall@K over the scored lines", lo=0.0, hi=1.0),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "per-response claim counts (JSONL, JSON, CSV or TSV)",
+            "id",
+            (
+                InputField("id", ("string", "integer"), False, "the line is named by path:line"),
+                InputField("supported", ("number", "string"), True, "an error line (expected a number), skipped"),
+                InputField("not_supported", ("number", "string"), True, "an error line (expected a number), skipped"),
+                InputField(
+                    "max_claims", ("number", "string", "null"), False, "--max-claims; null or empty: SAFE's 100"
+                ),
+            ),
+        ),
+    )
 
     def __init__(
         self,
@@ -154,7 +202,89 @@ class SafeAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "safe"
-    DIRECTIONS = {"side1_f1": "higher", "side2_f1": "higher"}
+    METRICS = (
+        Metric(
+            "side1_f1",
+            "higher",
+            "mean",
+            "F1@K of the prompt's side 1 (null when side 1 is not rated)",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "side2_f1",
+            "higher",
+            "mean",
+            "F1@K of the prompt's side 2 (null when side 2 is not rated)",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("side1", "neither", "outcome", "1 when the prompt has side1_posthoc_eval_data (rated)", True),
+        Metric("side2", "neither", "outcome", "1 when the prompt has side2_posthoc_eval_data (rated)", True),
+        Metric(
+            "{side}.{metric}",
+            "neither",
+            "mean",
+            "a numeric value of the prompt's eval data (label counts, f1_<K>)",
+            True,
+        ),
+        Metric(
+            "{side}_avg_{metric}",
+            "neither",
+            "mean",
+            "run_eval's numpy mean of prompt 0's eval-data metric over the side",
+        ),
+        Metric("{side}_std_{metric}", "neither", "statistic", "run_eval's population std of that metric over the side"),
+        Metric(
+            "{side}_f1_mean_ci_low",
+            "higher",
+            "statistic",
+            "lower bound of the bootstrap interval of the side's mean F1@K",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "{side}_f1_mean_ci_high",
+            "higher",
+            "statistic",
+            "upper bound of the bootstrap interval of the side's mean F1@K",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "f1_mean",
+            "higher",
+            "mean",
+            "mean F1@K of the one aggregated side (only when exactly one is)",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "f1_mean_ci_low", "higher", "statistic", "lower bound of the bootstrap interval of f1_mean", lo=0.0, hi=1.0
+        ),
+        Metric(
+            "f1_mean_ci_high", "higher", "statistic", "upper bound of the bootstrap interval of f1_mean", lo=0.0, hi=1.0
+        ),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "an experiment result holding SAFE ratings (main/pipeline.py + SAFE), one JSON object",
+            "",
+            (
+                InputField("side_1", ("string",), True, "an input error (run_eval reads both method names)"),
+                InputField("side_2", ("string",), True, "an input error (run_eval reads both method names)"),
+                InputField("per_prompt_data", ("array",), True, "an input error"),
+                InputField("per_prompt_data[].side1_posthoc_eval_data", ("object",), False, "side 1 not rated there"),
+                InputField("per_prompt_data[].side2_posthoc_eval_data", ("object",), False, "side 2 not rated there"),
+                InputField("<eval data>.Supported", ("integer", "number"), True, "no f1_<K> for that prompt"),
+                InputField("<eval data>.Not Supported", ("integer", "number"), True, "no f1_<K> for that prompt"),
+                InputField("<eval data>.Irrelevant", ("integer", "number"), True, "no f1_<K> for that prompt"),
+            ),
+        ),
+    )
 
     def __init__(
         self,
@@ -337,7 +467,32 @@ class JudgeAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "judge"
-    DIRECTIONS = {"supported": "higher", "not_supported": "lower", "dropped": "lower"}
+    METRICS = (
+        Metric("supported", "higher", "count", "facts rated Supported (summed in the report)", True),
+        Metric("not_supported", "lower", "count", "facts rated Not Supported (summed in the report)", True),
+        Metric("irrelevant", "neither", "count", "facts judged irrelevant to the prompt (not rated)", True),
+        Metric("num_claims", "neither", "count", "facts extracted, irrelevant ones included", True),
+        Metric("dropped", "lower", "count", "facts whose rating could not be read (dropped, as SAFE)", True),
+        Metric("responses", "neither", "count", "responses judged"),
+        Metric("errors", "lower", "count", "responses whose judge calls failed (error lines, no counts)"),
+        Metric("judge_calls", "neither", "count", "prompts sent to the judge"),
+        Metric("judge_cache_hits", "neither", "count", "prompts answered from the cache"),
+        Metric("judge_failures", "lower", "count", "judge calls that failed after the retries"),
+        Metric("judge_unparseable", "lower", "count", "judge answers the step's parser could not read"),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "responses to judge (field names set by --response-field, --prompt-field, --passages-field)",
+            "id",
+            (
+                InputField("id", ("string", "integer"), False, "the record's position (1-based)"),
+                InputField("response", ("string",), True, "an input error before any judge call"),
+                InputField("prompt", ("string",), True, "an input error before any judge call"),
+                InputField("passages", ("array", "string"), False, "no passages: every fact rated against nothing"),
+            ),
+        ),
+    )
 
     def __init__(self, *, judge_model: str = "none", judge_template: str = "builtin", records: str = "") -> None:
         super().__init__(judge_model=judge_model, judge_template=judge_template, records=records)

@@ -24,6 +24,7 @@ from typing import (
 
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
+from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..report import Report
@@ -201,7 +202,75 @@ class CorrelateAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "correlate"
-    DIRECTIONS = {"pearson": "higher", "spearman": "higher"}
+    METRICS = (
+        Metric("pearson", "higher", "statistic", "Pearson's r (scipy 1.12 pearsonr)", True, lo=-1.0, hi=1.0),
+        Metric("spearman", "higher", "statistic", "Spearman's rho (scipy 1.12 spearmanr)", True, lo=-1.0, hi=1.0),
+        Metric("pearson_pvalue", "neither", "statistic", "two-sided p-value of Pearson's r", True, lo=0.0, hi=1.0),
+        Metric("spearman_pvalue", "neither", "statistic", "two-sided p-value of Spearman's rho", True, lo=0.0, hi=1.0),
+        Metric("x", "neither", "statistic", "table mode: the row's x value", True),
+        Metric("y", "neither", "statistic", "table mode: the row's y value", True),
+        Metric("human.{metric}", "neither", "count", "study: the response's metric from its human labels", True),
+        Metric("safe.{metric}", "neither", "count", "study: the response's metric from SAFE", True),
+        Metric("n_lines", "neither", "count", "output lines (pairs mode: input lines; table mode: 1)"),
+        Metric("n_errors", "lower", "count", "pairs-mode lines without a valid x/y pair"),
+        Metric("n_responses", "neither", "count", "study: labelled responses"),
+        Metric("n.{metric}", "neither", "count", "study: pairs left for the metric after dropping -1 (missing)"),
+        Metric(
+            "pearson.{metric}",
+            "higher",
+            "statistic",
+            "study: Pearson's r of human vs SAFE for the metric",
+            lo=-1.0,
+            hi=1.0,
+        ),
+        Metric("spearman.{metric}", "higher", "statistic", "study: Spearman's rho of human vs SAFE", lo=-1.0, hi=1.0),
+        Metric("pearson_pvalue.{metric}", "neither", "statistic", "study: p-value of pearson.{metric}", lo=0.0, hi=1.0),
+        Metric(
+            "spearman_pvalue.{metric}", "neither", "statistic", "study: p-value of spearman.{metric}", lo=0.0, hi=1.0
+        ),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "pairs mode: {x: [...], y: [...]} per line; table mode: the --x and --y columns of a table",
+            "id",
+            (
+                InputField("id", ("string", "integer"), False, "the output line has no id"),
+                InputField(
+                    "x", ("array",), True, "an error line (pairs mode); table mode: the --x column, an input error"
+                ),
+                InputField(
+                    "y", ("array",), True, "an error line (pairs mode); table mode: the --y column, an input error"
+                ),
+            ),
+        ),
+        Input(
+            "--labeled",
+            "FActScore labelled files (the study's human side)",
+            "topic",
+            (
+                InputField("topic", ("string",), False, "matched by line only"),
+                InputField("annotations", ("array", "null"), False, "not a labelled response: skipped"),
+                InputField(
+                    "annotations[].human-atomic-facts[].label", ("string",), True, "an input error (S, NS or IR)"
+                ),
+            ),
+        ),
+        Input(
+            "--safe",
+            "SAFE per-response metrics (the study's SAFE side)",
+            "line",
+            (
+                InputField("model_name", ("string",), True, "matched as the model 'None': an input error"),
+                InputField("line", ("integer",), False, "matched by topic"),
+                InputField("topic", ("string",), False, "an input error when line is missing too"),
+                InputField("supported", ("number", "null"), False, "Supported, else left out of the study"),
+                InputField("not_supported", ("number", "null"), False, "Not Supported, else left out"),
+                InputField("irrelevant", ("number", "null"), False, "Irrelevant, else left out"),
+                InputField("num_claims", ("number", "null"), False, "left out of the study"),
+            ),
+        ),
+    )
 
     def __init__(self, *, mode: str = "pairs", variants: Sequence[str] = ()) -> None:
         if mode not in CORRELATE_MODES:

@@ -24,6 +24,7 @@ from typing import (
 
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
+from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from .._stats import np_mean
 from ..errors import ScoringError
@@ -267,7 +268,55 @@ class FactScoreAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "factscore"
-    DIRECTIONS = {"score": "higher", "init_score": "higher"}
+    METRICS = (
+        Metric(
+            "score",
+            "higher",
+            "mean",
+            "FActScore: #S / #facts times the length penalty (report: mean over responders)",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "init_score",
+            "higher",
+            "mean",
+            "FActScore without the length penalty (only with gamma)",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("responded", "neither", "outcome", "1 unless the response abstained (no facts)", True),
+        Metric("num_facts", "neither", "count", "facts of the response", True),
+        Metric("respond_ratio", "neither", "rate", "responses that did not abstain / responses", lo=0.0, hi=1.0),
+        Metric("num_facts_per_response", "neither", "mean", "mean fact count over the responding responses"),
+        Metric("num_responses", "neither", "count", "responses read"),
+        Metric("num_responding", "neither", "count", "responses that did not abstain"),
+        Metric("score_ci_low", "higher", "statistic", "lower bound of the bootstrap interval of score", lo=0.0, hi=1.0),
+        Metric(
+            "score_ci_high", "higher", "statistic", "upper bound of the bootstrap interval of score", lo=0.0, hi=1.0
+        ),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            'labelled responses: FActScore\'s labelled data, or {"labels": [...]} lines',
+            "id",
+            (
+                InputField("id", ("string", "integer"), False, "named by topic, else by path:line"),
+                InputField("topic", ("string",), False, "named by path:line"),
+                InputField("labels", ("array", "null"), False, "read from annotations; null: abstained"),
+                InputField(
+                    "annotations", ("array", "null"), False, "without labels either: an input error; null: abstained"
+                ),
+                InputField("annotations[].human-atomic-facts", ("array", "null"), False, "the sentence has no facts"),
+                InputField(
+                    "annotations[].human-atomic-facts[].label", ("string",), True, "an input error (S, NS or IR)"
+                ),
+            ),
+        ),
+    )
 
     def __init__(
         self,

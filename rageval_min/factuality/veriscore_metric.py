@@ -13,7 +13,6 @@ import math
 from typing import (
     Any,
     Callable,
-    ClassVar,
     Dict,
     Iterable,
     List,
@@ -26,6 +25,7 @@ from typing import (
 
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
+from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..report import Report
@@ -262,7 +262,50 @@ class VeriScoreAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "veriscore"
-    DIRECTIONS: ClassVar[Mapping[str, str]] = {}
+    METRICS = (
+        Metric("supported", "neither", "count", "supported claims of the response (F1@K needs the domain's K)", True),
+        Metric("total_claims", "neither", "count", "claims of the response", True),
+        Metric("abstained", "neither", "outcome", "1 when the response abstained (left out of K and F1)", True),
+        Metric(
+            "veriscore",
+            "higher",
+            "mean",
+            "VeriScore: mean F1@K_median (only when there is one model and domain)",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "f1_at_k_max", "higher", "mean", "mean F1@K_max (only when there is one model and domain)", lo=0.0, hi=1.0
+        ),
+        Metric(
+            "veriscore.{tag}",
+            "higher",
+            "mean",
+            "VeriScore of a (model, domain): mean F1@K_median; tag is model.domain, or domain without a model",
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "f1_at_k_max.{tag}", "higher", "mean", "mean F1@K_max of a (model, domain), tagged as above", lo=0.0, hi=1.0
+        ),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "per-response claim counts",
+            "id",
+            (
+                InputField("id", ("string", "integer"), False, "named by path:line"),
+                InputField("model", ("string",), False, "model_name, else the empty model"),
+                InputField("model_name", ("string",), False, "the empty model"),
+                InputField("domain", ("string",), True, "prompt_source, else an input error"),
+                InputField("prompt_source", ("string",), False, "an input error when domain is missing too"),
+                InputField("supported", ("number", "string"), True, "an input error (0 for an abstained response)"),
+                InputField("total_claims", ("number", "string"), True, "an input error (0 for an abstained response)"),
+                InputField("abstained", ("boolean", "null"), False, "false"),
+            ),
+        ),
+    )
 
     def __init__(self, *, variants: Sequence[str] = ()) -> None:
         super().__init__(variants=list(check_variants(variants, "veriscore")))
