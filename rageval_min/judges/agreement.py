@@ -1,6 +1,8 @@
-"""Agreement between raters: raw agreement, base rates, the confusion matrix, Cohen's
-kappa (unweighted, linear, quadratic), Fleiss' and Randolph's kappa and Krippendorff's
-alpha (nominal, ordinal, interval, ratio; missing values allowed), with a seeded
+"""Mirrors scikit-learn, statsmodels and fast-krippendorff (commits below): agreement between raters.
+
+Raw agreement, base rates, the confusion matrix, Cohen's kappa (unweighted,
+linear, quadratic), Fleiss' and Randolph's kappa and Krippendorff's alpha
+(nominal, ordinal, interval, ratio; missing values allowed), with a seeded
 bootstrap interval for each.
 
 Each coefficient reproduces its reference to the last bit, by performing the same

@@ -1,4 +1,4 @@
-"""``judge agreement``: how well a judge agrees with human labels.
+"""Pipeline step: ``judge agreement``, how well a judge agrees with human labels.
 
 Reads the judge's labels and the human labels (JSON Lines, JSON, CSV or TSV
 records), joins them by id and computes the statistics of

@@ -1,4 +1,4 @@
-"""Calibration records: a ``judge agreement`` result bound to the judge it measured.
+"""Pipeline step: calibration records -- a ``judge agreement`` result bound to the judge it measured.
 
 ``judge agreement --emit-calibration FILE`` writes one JSON object::
 

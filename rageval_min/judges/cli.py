@@ -7,22 +7,17 @@ the cache, retries, concurrency and replay work exactly as in a family's
 
 import argparse
 import json
-import math
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from .._cli_common import CliIO, add_records_option, add_report_options, emit_report, prepare
-from .._io import Problems, first_bad_path, iter_records, read_text, write_jsonl
-from .._signature import make_signature
+from .._io import read_text, write_jsonl
 from ..errors import ScoringError
-from ..gates import GateOutcome
-from ..report import Report
 from . import options as _cli_judge
-from . import runner as judges
 from .agreement_cli import register_agreement
+from .judge_run import Prompts, compute, read_prompts
+from .templates import PromptTemplate, template_fields
 
 __all__ = ["register", "run", "compute", "parse_params", "read_prompts", "Prompts", "METRICS"]
-
-REF = "rageval-min/judges@none"
 
 #: The gateable metrics of ``judge run``.
 METRICS = ("judge_calls", "judge_cache_hits", "judge_failures", "judge_unparseable", "judge_skipped")
@@ -35,6 +30,13 @@ def register(sub: Any) -> None:
         description="Generic judge runner. Families have their own 'judge' subcommands with the same options.",
     )
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
+    _register_run(jsub)
+    register_agreement(jsub)
+    p.set_defaults(func=_no_subcommand)
+
+
+def _register_run(jsub: Any) -> None:
+    """``judge run``: its options."""
     r = jsub.add_parser(
         "run",
         help="answer every prompt of a JSONL/JSON/CSV/TSV file",
@@ -74,8 +76,6 @@ def register(sub: Any) -> None:
     _cli_judge.add_judge_options(r)
     add_report_options(r)
     r.set_defaults(func=run)
-    register_agreement(jsub)
-    p.set_defaults(func=_no_subcommand)
 
 
 def _no_subcommand(args: argparse.Namespace, io: CliIO) -> int:
@@ -108,134 +108,14 @@ def parse_params(values: List[str], system: Optional[str]) -> Dict[str, Any]:
     return out
 
 
-def _load_template(values: Optional[List[str]]) -> Optional[judges.PromptTemplate]:
+def _load_template(values: Optional[List[str]]) -> Optional[PromptTemplate]:
     if not values:
         return None
     if len(values) > 1:
         raise ScoringError("judge run takes one --judge-template")
     path = values[0]
     text = read_text(path, what="judge template")
-    return judges.PromptTemplate(text, judges.template_fields(text), source=path)
-
-
-def _non_finite(value: Any) -> bool:
-    return isinstance(value, float) and not math.isfinite(value)
-
-
-class Prompts(NamedTuple):
-    """What :func:`read_prompts` found: per record its id, prompt (``None``: not for the judge) and the record."""
-
-    ids: List[Any]
-    prompts: List[Optional[str]]
-    records: List[Dict[str, Any]]
-
-
-def read_prompts(
-    path: str,
-    *,
-    id_field: str = "id",
-    prompt_field: str = "prompt",
-    template: Optional[judges.PromptTemplate] = None,
-) -> Prompts:
-    """The ids and prompts of a prompts file (every bad record reported at once).
-
-    A record whose prompt field is JSON ``null`` is not sent to the judge (a
-    family marks records that way, e.g. pairwise exact matches).
-    """
-    out = Prompts([], [], [])
-    problems = Problems()
-    for line, rec in iter_records(path):
-        bad = first_bad_path(rec, _non_finite)
-        if bad is not None:
-            problems.add(
-                "a number that overflows a float (or NaN) cannot be written back", path=path, line=line, field=bad
-            )
-            continue
-        rid = rec.get(id_field, line)
-        prompt: Optional[str]
-        if template is not None:
-            missing = [f for f in template.fields if f not in rec]
-            if missing:
-                problems.add("missing template field", path=path, line=line, field=",".join(missing))
-                continue
-            values = {
-                f: (rec[f] if isinstance(rec[f], str) else json.dumps(rec[f], ensure_ascii=False))
-                for f in template.fields
-            }
-            prompt = template.render(**values)
-        else:
-            value = rec.get(prompt_field)
-            if prompt_field not in rec or (value is not None and not isinstance(value, str)):
-                what = "missing" if prompt_field not in rec else f"not a string ({type(value).__name__})"
-                problems.add(what, path=path, line=line, field=prompt_field)
-                continue
-            prompt = value
-        out.ids.append(rid)
-        out.prompts.append(prompt)
-        out.records.append(rec)
-    problems.raise_if_any()
-    return out
-
-
-def compute(
-    runner: judges.JudgeRunner,
-    data: Prompts,
-    *,
-    params: Dict[str, Any],
-    template: Optional[judges.PromptTemplate],
-    answer_field: Optional[str] = None,
-) -> Tuple[Report, List[Dict[str, Any]]]:
-    """Ask the judge; return the stats report and the output rows.
-
-    Output rows are ``{"id", "answer", "error"}``, or with ``answer_field`` the
-    input record with the answer stored under that name (``null`` when the
-    call failed, with ``judge_error`` holding the message).
-    """
-    asked = [i for i, p in enumerate(data.prompts) if p is not None]
-    to_ask: List[str] = [p for p in data.prompts if p is not None]
-    res = runner.run(to_ask, params=params, label="judge run")
-    n = len(data.prompts)
-    answers: List[Optional[str]] = [None] * n
-    errors: List[Optional[str]] = [None] * n
-    for k, i in enumerate(asked):
-        answers[i] = res.answers[k]
-        errors[i] = res.errors[k]
-    rows: List[Dict[str, Any]] = []
-    for rid, rec, a, e in zip(data.ids, data.records, answers, errors):
-        if answer_field is None:
-            rows.append({"id": rid, "answer": a, "error": e})
-        else:
-            row = dict(rec)
-            row[answer_field] = a
-            if e is not None:
-                row["judge_error"] = e
-            rows.append(row)
-    judge = runner.judge
-    sig = make_signature(
-        "judge",
-        REF,
-        (),
-        [
-            ("judge", judge.identity),
-            ("judge_model", getattr(judge, "model", "") or "none"),
-            ("judge_template", template.signature_value if template is not None else "none"),
-            ("params", judges.canonical_json(params)),
-        ],
-    )
-    stats = res.stats
-    failures_ok = stats.failures == 0
-    metrics: Dict[str, Any] = dict(stats.as_metrics())
-    metrics["judge_skipped"] = n - len(asked)
-    report = Report(
-        family="judge",
-        signature=sig,
-        result=dict([("records", n), ("skipped", n - len(asked))] + list(stats._asdict().items())),
-        metrics=metrics,
-        diagnostics=[f"{i}: {e}" for i, e in zip(data.ids, errors) if e is not None][:20],
-        reference_pass=None,
-        family_gates=[GateOutcome("judge_failures", "==", 0.0, stats.failures, failures_ok, "judge_failures==0")],
-    )
-    return report, rows
+    return PromptTemplate(text, template_fields(text), source=path)
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:

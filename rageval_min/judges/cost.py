@@ -1,4 +1,4 @@
-"""Token usage of judge answers and what they cost, from a price table the user keeps.
+"""Pipeline step: token usage of judge answers and what they cost, from a price table the user keeps.
 
 Two answer shapes are understood, as the servers return them:
 

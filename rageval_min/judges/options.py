@@ -1,4 +1,4 @@
-"""Command-line options of the judge and BERTScore adapters (argparse only; no scoring).
+"""Pipeline step: command-line options of the judge and BERTScore adapters (argparse only; no scoring).
 
 :mod:`rageval_min.judges` is the adapter interface, transports, cache and
 runner; this module turns ``--judge*`` and ``--bertscore*`` options into the
@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
 from .._extras import load_extra
 from ..errors import ScoringError
 from ..report import Report
-from .runner import (
+from . import (
     DEFAULT_ABORT_AFTER,
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -27,6 +27,7 @@ from .runner import (
     EmbeddingScorer,
     JudgeRunner,
     ReplayJudge,
+    RunnerOptions,
     judge_from_spec,
     templates_from_args,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "add_judge_options",
     "judge_from_args",
     "judge_model",
+    "runner_options_from_args",
     "scorer_from_args",
     "with_judge_stats",
 ]
@@ -188,11 +190,7 @@ def judge_from_args(
     runner = JudgeRunner(
         judge,
         cache_path=args.judge_cache,
-        concurrency=args.concurrency,
-        retries=args.judge_retries,
-        abort_after=args.judge_abort_after,
-        progress=stderr if stderr is not None else sys.stderr,
-        sleep=sleep,
+        options=runner_options_from_args(args, stderr=stderr, sleep=sleep),
         templates=templates,
     )
     err = stderr if stderr is not None else sys.stderr
@@ -203,6 +201,25 @@ def judge_from_args(
         for note in notes:
             err.write(f"rageval-min: note: judge cache {path}: {note}\n")
     return runner
+
+
+def runner_options_from_args(
+    args: argparse.Namespace,
+    *,
+    stderr: Optional[TextIO] = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> RunnerOptions:
+    """The :class:`RunnerOptions` of ``--concurrency``, ``--judge-retries`` and ``--judge-abort-after``.
+
+    The progress line goes to ``stderr`` (``sys.stderr`` when not given).
+    """
+    return RunnerOptions(
+        concurrency=args.concurrency,
+        retries=args.judge_retries,
+        abort_after=args.judge_abort_after,
+        sleep=sleep,
+        progress=stderr if stderr is not None else sys.stderr,
+    )
 
 
 def add_bertscore_options(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,7 @@
-"""Repeated judge sampling: pass rules over the votes of one item, self-consistency
-and flip-rate statistics, and the unbiased pass@k estimator.
+"""Mirrors openai/human-eval@9d3aa8b:human_eval/evaluation.py (pass@k); pipeline step: repeated judge sampling.
+
+Pass rules over the votes of one item, self-consistency and flip-rate
+statistics, and the unbiased pass@k estimator.
 
 A judge asked ``N`` times about one item gives a *vote vector*: booleans for a
 pass/fail judge, numbers for a scoring judge, ``None`` for a sample without a

@@ -1,0 +1,129 @@
+"""Pipeline step: the ``cmd:`` judge transport -- one program run per prompt, prompt on stdin, answer on stdout.
+
+Spec ``cmd:PROGRAM ARGS``: the command is split with :func:`shlex.split` (no
+shell) and run once per prompt.  Exit status 75 (``EX_TEMPFAIL``) is retried,
+any other non-zero status is a failed call.  The API key variables are not
+passed to the program unless ``--judge-pass-env`` is given.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import threading
+from typing import (
+    Any,
+    Dict,
+    Mapping,
+    Optional,
+    Set,
+)
+
+from ..errors import ScoringError
+from .interface import (
+    DEFAULT_TIMEOUT,
+    EX_TEMPFAIL,
+    JudgeError,
+    _check_timeout,
+    _env_secrets,
+    key_env_names,
+    redact,
+)
+
+__all__ = ["CommandJudge"]
+
+
+class CommandJudge:
+    """Run a program per prompt: prompt (UTF-8) on stdin, answer on stdout.
+
+    The command is split with :func:`shlex.split` and run without a shell.
+    The model name and the step parameters are passed as the environment
+    variables ``RAGEVAL_MIN_JUDGE_MODEL`` and ``RAGEVAL_MIN_JUDGE_PARAMS``
+    (JSON).  The API key variables (``RAGEVAL_MIN_JUDGE_API_KEY``,
+    ``OPENAI_API_KEY`` and ``api_key_env``) are removed from the program's
+    environment unless ``pass_env`` is set (``--judge-pass-env``).  stdout is
+    returned as is (decoded as UTF-8).  Exit status 75 and a timeout (the
+    whole run of the program) are retryable failures; any other non-zero
+    status is a failure that is not retried.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        model: str = "",
+        timeout: float = DEFAULT_TIMEOUT,
+        api_key_env: Optional[str] = None,
+        pass_env: bool = False,
+    ) -> None:
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:
+            raise ScoringError(f"cannot split judge command {command!r}: {exc}") from None
+        if not self.argv:
+            raise ScoringError('cmd: judge needs a program, e.g. cmd:"python my_judge.py"')
+        self.command = command
+        self.model = model
+        self.timeout = _check_timeout(timeout)
+        self.api_key_env = api_key_env
+        self.pass_env = pass_env
+        self.identity = "cmd:" + " ".join(shlex.quote(a) for a in self.argv)
+        self._live: Set["subprocess.Popen[bytes]"] = set()
+        self._live_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CommandJudge(command={self.command!r}, model={self.model!r})"
+
+    def environment(self, params: Mapping[str, Any]) -> Dict[str, str]:
+        """The program's environment: ours, less the API keys (unless ``pass_env``), plus model and params."""
+        env = dict(os.environ)
+        if not self.pass_env:
+            for name in key_env_names(self.api_key_env):
+                env.pop(name, None)
+        env["RAGEVAL_MIN_JUDGE_MODEL"] = self.model
+        env["RAGEVAL_MIN_JUDGE_PARAMS"] = json.dumps(dict(params), ensure_ascii=False, sort_keys=True)
+        return env
+
+    def cancel(self) -> None:
+        """Kill every program still running (used on Ctrl-C)."""
+        with self._live_lock:
+            live = list(self._live)
+        for proc in live:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+
+    def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.environment(params),
+            )
+        except OSError as exc:
+            raise ScoringError(f"cannot run judge command {self.argv[0]!r}: {exc.strerror or exc}") from None
+        with self._live_lock:
+            self._live.add(proc)
+        try:
+            out, err = proc.communicate(prompt.encode("utf-8"), timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise JudgeError(f"judge command timed out after {self.timeout:g}s", retryable=True) from None
+        finally:
+            with self._live_lock:
+                self._live.discard(proc)
+        if proc.returncode != 0:
+            lines = err.decode("utf-8", "replace").strip().splitlines()
+            tail = redact(lines[-1], _env_secrets(self.api_key_env)) if lines else ""
+            raise JudgeError(
+                f"judge command exited with status {proc.returncode}" + (f": {tail}" if tail else ""),
+                retryable=proc.returncode == EX_TEMPFAIL,
+            )
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError:
+            raise JudgeError("judge command wrote non-UTF-8 output") from None
