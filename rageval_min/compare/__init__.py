@@ -11,13 +11,16 @@ from .paired import (
     MAX_RESAMPLES,
     REFERENCE,
     TESTS,
+    CompareOptions,
     ItemRows,
     compare_files,
     compare_rows,
+    compare_with_options,
     read_item_rows,
 )
 
 __all__ = [
+    "CompareOptions",
     "DEFAULT_MIN_N",
     "DEFAULT_RESAMPLES",
     "FAMILY",
@@ -27,5 +30,6 @@ __all__ = [
     "TESTS",
     "compare_files",
     "compare_rows",
+    "compare_with_options",
     "read_item_rows",
 ]

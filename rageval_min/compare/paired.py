@@ -1,4 +1,4 @@
-"""Is the candidate worse than the baseline?  Paired comparison of two item-row files.
+"""Pipeline step: is the candidate worse than the baseline?  Paired comparison of two item-row files.
 
 The inputs are two JSON Lines files of item rows (what ``--per-item`` writes,
 or any JSONL with a key field and numeric fields).  Rows are paired by
@@ -62,8 +62,10 @@ __all__ = [
     "FAMILY",
     "REFERENCE",
     "TESTS",
+    "CompareOptions",
     "compare_files",
     "compare_rows",
+    "compare_with_options",
     "read_item_rows",
 ]
 
@@ -209,25 +211,20 @@ def _aggregate_metrics(
 
 def _aggregates(
     family: str,
-    command: str,
-    params: Mapping[str, Any],
     base_rows: List[Dict[str, Any]],
     cand_rows: List[Dict[str, Any]],
-    *,
-    overrides: Mapping[str, str],
-    resamples: int,
-    seed: int,
-    alpha: float,
+    opts: "CompareOptions",
 ) -> Dict[str, Dict[str, Any]]:
+    command, params, alpha = opts.command, dict(opts.params or {}), opts.alpha
     b = _aggregate_metrics(family, command, params, base_rows)
     c = _aggregate_metrics(family, command, params, cand_rows)
     # counts (integers on both sides) are sums of item rows, which the per-item comparison covers
     names = [k for k in b if k in c and not (isinstance(b[k], int) and isinstance(c[k], int))]
     n = len(base_rows)
     draws: Dict[str, List[float]] = {k: [] for k in names}
-    rng = random.Random(seed)
+    rng = random.Random(opts.seed)
     idx = range(n)
-    for _ in range(resamples if n else 0):
+    for _ in range(opts.resamples if n else 0):
         pick = rng.choices(idx, k=n)
         rb = _aggregate_metrics(family, command, params, [base_rows[i] for i in pick])
         rc = _aggregate_metrics(family, command, params, [cand_rows[i] for i in pick])
@@ -235,7 +232,7 @@ def _aggregates(
             if rb.get(k) is not None and rc.get(k) is not None:
                 draws[k].append(float(rc[k]) - float(rb[k]))
     out: Dict[str, Dict[str, Any]] = {}
-    directions = declared_directions(family, command, [f"aggregate.{k}" for k in names], overrides)
+    directions = declared_directions(family, command, [f"aggregate.{k}" for k in names], opts.overrides())
     for k in names:
         vals = sorted(draws[k])
         lo = _stats.percentile(vals, alpha / 2) if vals else None
@@ -285,6 +282,152 @@ def _verdict(m: Mapping[str, Any], alpha: float) -> str:
     return "no significant change"
 
 
+class CompareOptions(NamedTuple):
+    """How two item-row files are compared: the keywords of :func:`compare_rows` in one frozen object.
+
+    ``metrics``: the fields to compare (every numeric field on both sides when
+    empty); ``test``: one of :data:`TESTS` for continuous metrics;
+    ``resamples``, ``seed``, ``alpha``: the bootstrap / randomization draws,
+    their seed and the significance level; ``lower_is_better``: fields that
+    improve when they go down; ``family``, ``command``, ``params``: the
+    family accumulator that wrote the rows (its directions and aggregates);
+    ``min_n``: fewer pairs make a metric "insufficient data";
+    ``fail_on_regression``: a failed family gate per regressed metric;
+    ``direction_overrides``: which way is better, before the declarations;
+    ``aggregates``: whether the family's aggregates are compared.
+    """
+
+    metrics: Sequence[str] = ()
+    test: str = "auto"
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    alpha: float = 0.05
+    lower_is_better: Sequence[str] = ()
+    family: Optional[str] = None
+    command: str = "score"
+    params: Optional[Mapping[str, Any]] = None
+    min_n: int = DEFAULT_MIN_N
+    fail_on_regression: bool = False
+    #: NAME -> "higher" | "lower" | "neither", before the declared directions (``--higher-is-better`` ...)
+    direction_overrides: Optional[Mapping[str, str]] = None
+    #: compute the family's aggregates (False when the rows' options are unknown)
+    aggregates: bool = True
+
+    def overrides(self) -> Dict[str, str]:
+        """The user's directions: ``lower_is_better`` and ``direction_overrides`` (which wins)."""
+        return {**dict.fromkeys(self.lower_is_better, "lower"), **dict(self.direction_overrides or {})}
+
+    def checked(self) -> "CompareOptions":
+        """These options, if valid; else a :class:`~rageval_min.errors.ScoringError`."""
+        if self.test not in TESTS:
+            raise ScoringError(f"--test must be one of {', '.join(TESTS)}, got {self.test!r}")
+        if not 0 < self.alpha < 1:
+            raise ScoringError(f"--alpha must be between 0 and 1, got {self.alpha!r}")
+        if not 1 <= self.resamples <= MAX_RESAMPLES:
+            raise ScoringError(f"--resamples must be between 1 and {MAX_RESAMPLES}, got {self.resamples!r}")
+        return self
+
+
+def _metric_names(baseline: ItemRows, candidate: ItemRows, key: str, metrics: Sequence[str]) -> List[str]:
+    """The fields to compare: ``metrics`` (each numeric in both files), else every numeric field of both."""
+    nb, nc = _numeric_fields(baseline, key), _numeric_fields(candidate, key)
+    if not metrics:
+        return [n for n in nb if nb[n] and nc.get(n)]
+    for name in metrics:
+        if name not in nb or name not in nc:
+            raise ScoringError(f"--metric {name!r} is not a field of both files", path=candidate.path)
+        if not (nb[name] and nc[name]):
+            raise ScoringError(f"--metric {name!r} is not numeric in both files", path=candidate.path)
+    return list(metrics)
+
+
+def _unpaired(only_b: Sequence[Any], only_c: Sequence[Any]) -> List[str]:
+    """The diagnostics naming the first ids present on one side only."""
+    out: List[str] = []
+    if only_b:
+        out.append(f"{len(only_b)} id(s) only in the baseline: " + ", ".join(map(repr, only_b[:_SHOWN_IDS])))
+    if only_c:
+        out.append(f"{len(only_c)} id(s) only in the candidate: " + ", ".join(map(repr, only_c[:_SHOWN_IDS])))
+    return out
+
+
+_Loss = Tuple[float, Any, str, float, float]
+
+
+def _item_metrics(
+    names: Sequence[str],
+    paired_ids: Sequence[Any],
+    baseline: ItemRows,
+    candidate: ItemRows,
+    directions: Mapping[str, str],
+    opts: CompareOptions,
+) -> Tuple[Dict[str, Dict[str, Any]], List[_Loss]]:
+    """Each metric's comparison over its numeric pairs, and every per-item move in the worse direction."""
+    result: Dict[str, Dict[str, Any]] = {}
+    losses: List[_Loss] = []
+    for name in names:
+        pairs: List[Tuple[Any, float, float]] = []
+        for i in paired_ids:
+            b, c = baseline.rows[i].get(name), candidate.rows[i].get(name)
+            if isinstance(b, (int, float)) and isinstance(c, (int, float)) and _is_number(b) and _is_number(c):
+                pairs.append((i, b, c))
+        direction = directions[name]
+        result[name] = _metric(
+            name, pairs, direction=direction, test=opts.test, resamples=opts.resamples, seed=opts.seed, alpha=opts.alpha
+        )
+        if direction == "neither":  # a descriptive count: no item moved the worse way
+            continue
+        sign = 1.0 if direction == "higher" else -1.0
+        for i, b, c in pairs:
+            loss = sign * (float(b) - float(c))
+            if loss > 0:
+                losses.append((loss, i, name, b, c))
+    return result, losses
+
+
+_GATE_FIELDS = ("n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_value", "improved", "regressed")
+
+
+def _verdicts(
+    result_metrics: Dict[str, Dict[str, Any]], gate_metrics: Dict[str, Any], opts: CompareOptions
+) -> Tuple[List[GateOutcome], List[str]]:
+    """Set each metric's verdict and its gateable ``NAME.FIELD`` values; the regression gates and the short metrics."""
+    family_gates: List[GateOutcome] = []
+    short: List[str] = []
+    for name, m in result_metrics.items():
+        small = m["n"] < opts.min_n
+        for field in _GATE_FIELDS:
+            if field not in m:
+                continue
+            value = m[field]
+            if small and field in ("p_value", "ci_low", "ci_high"):
+                value = None  # a significance-based gate fails on insufficient data
+            gate_metrics[f"{name}.{field}"] = value
+        if small:
+            short.append(f"{name} (n={m['n']})")
+        m["verdict"] = "insufficient data" if small else _verdict(m, opts.alpha)
+        if opts.fail_on_regression and (small or _regressed(m, opts.alpha)):
+            value = m.get("p_value") if m["kind"] != "aggregate" else m.get("delta")
+            family_gates.append(
+                GateOutcome(name, "regression", opts.alpha, None if small else value, False, f"no-regression:{name}")
+            )
+    return family_gates, short
+
+
+def _signature(key: str, opts: CompareOptions) -> str:
+    params_sig: List[Tuple[str, object]] = [
+        ("key", key),
+        ("test", opts.test),
+        ("resamples", opts.resamples),
+        ("seed", opts.seed),
+        ("alpha", opts.alpha),
+        ("min_n", opts.min_n),
+    ]
+    if opts.family:
+        params_sig.append(("of", f"{opts.family}:{opts.command}"))
+    return make_signature(FAMILY, REFERENCE, (), params_sig)
+
+
 def compare_rows(
     baseline: ItemRows,
     candidate: ItemRows,
@@ -304,14 +447,32 @@ def compare_rows(
     direction_overrides: Optional[Mapping[str, str]] = None,
     aggregates: bool = True,
 ) -> Report:
-    """Compare two sets of item rows (see the module docstring); the Report's ``result`` is the comparison."""
-    if test not in TESTS:
-        raise ScoringError(f"--test must be one of {', '.join(TESTS)}, got {test!r}")
-    if not 0 < alpha < 1:
-        raise ScoringError(f"--alpha must be between 0 and 1, got {alpha!r}")
-    if not 1 <= resamples <= MAX_RESAMPLES:
-        raise ScoringError(f"--resamples must be between 1 and {MAX_RESAMPLES}, got {resamples!r}")
-    overrides = {**dict.fromkeys(lower_is_better, "lower"), **dict(direction_overrides or {})}
+    """Compare two sets of item rows (see the module docstring); the Report's ``result`` is the comparison.
+
+    The keywords after ``key`` are the fields of :class:`CompareOptions`;
+    :func:`compare_with_options` takes them as one object.
+    """
+    opts = CompareOptions(
+        metrics,
+        test,
+        resamples,
+        seed,
+        alpha,
+        lower_is_better,
+        family,
+        command,
+        params,
+        min_n,
+        fail_on_regression,
+        direction_overrides,
+        aggregates,
+    )
+    return compare_with_options(baseline, candidate, key, opts)
+
+
+def compare_with_options(baseline: ItemRows, candidate: ItemRows, key: str, opts: CompareOptions) -> Report:
+    """:func:`compare_rows` with its options as one :class:`CompareOptions`."""
+    opts = opts.checked()
     paired_ids = [i for i in baseline.rows if i in candidate.rows]
     only_b = [i for i in baseline.rows if i not in candidate.rows]
     only_c = [i for i in candidate.rows if i not in baseline.rows]
@@ -320,54 +481,14 @@ def compare_rows(
             f"no id is present in both files (key {key!r}): {len(only_b)} baseline-only, {len(only_c)} candidate-only",
             path=candidate.path,
         )
-    nb, nc = _numeric_fields(baseline, key), _numeric_fields(candidate, key)
-    if metrics:
-        for name in metrics:
-            if name not in nb or name not in nc:
-                raise ScoringError(f"--metric {name!r} is not a field of both files", path=candidate.path)
-            if not (nb[name] and nc[name]):
-                raise ScoringError(f"--metric {name!r} is not numeric in both files", path=candidate.path)
-        names = list(metrics)
-    else:
-        names = [n for n in nb if nb[n] and nc.get(n)]
-    directions = declared_directions(family, command, names, overrides)
-    diagnostics: List[str] = []
-    if only_b:
-        diagnostics.append(f"{len(only_b)} id(s) only in the baseline: " + ", ".join(map(repr, only_b[:_SHOWN_IDS])))
-    if only_c:
-        diagnostics.append(f"{len(only_c)} id(s) only in the candidate: " + ", ".join(map(repr, only_c[:_SHOWN_IDS])))
-    result_metrics: Dict[str, Dict[str, Any]] = {}
-    per_item: List[Tuple[float, Any, str, float, float]] = []
-    for name in names:
-        pairs: List[Tuple[Any, float, float]] = []
-        for i in paired_ids:
-            b, c = baseline.rows[i].get(name), candidate.rows[i].get(name)
-            if isinstance(b, (int, float)) and isinstance(c, (int, float)) and _is_number(b) and _is_number(c):
-                pairs.append((i, b, c))
-        direction = directions[name]
-        m = _metric(name, pairs, direction=direction, test=test, resamples=resamples, seed=seed, alpha=alpha)
-        result_metrics[name] = m
-        sign = 1.0 if direction == "higher" else -1.0
-        for i, b, c in pairs:
-            loss = sign * (float(b) - float(c))
-            if loss > 0:
-                per_item.append((loss, i, name, b, c))
-    if family and aggregates:
+    names = _metric_names(baseline, candidate, key, opts.metrics)
+    directions = declared_directions(opts.family, opts.command, names, opts.overrides())
+    diagnostics = _unpaired(only_b, only_c)
+    result_metrics, per_item = _item_metrics(names, paired_ids, baseline, candidate, directions, opts)
+    if opts.family and opts.aggregates:
         base_rows = [baseline.rows[i] for i in paired_ids]
         cand_rows = [candidate.rows[i] for i in paired_ids]
-        result_metrics.update(
-            _aggregates(
-                family,
-                command,
-                dict(params or {}),
-                base_rows,
-                cand_rows,
-                overrides=overrides,
-                resamples=resamples,
-                seed=seed,
-                alpha=alpha,
-            )
-        )
+        result_metrics.update(_aggregates(opts.family, base_rows, cand_rows, opts))
     per_item.sort(key=lambda t: (-t[0], str(t[1]), t[2]))
     regressions = [{"key": i, "metric": name, "baseline": b, "candidate": c} for _, i, name, b, c in per_item[:10]]
     result = {
@@ -379,50 +500,21 @@ def compare_rows(
         "regressions": regressions,
     }
     gate_metrics: Dict[str, Any] = {"paired": len(paired_ids)}
-    family_gates: List[GateOutcome] = []
-    short: List[str] = []
-    for name, m in result_metrics.items():
-        small = m["n"] < min_n
-        for field in ("n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_value", "improved", "regressed"):
-            if field not in m:
-                continue
-            value = m[field]
-            if small and field in ("p_value", "ci_low", "ci_high"):
-                value = None  # a significance-based gate fails on insufficient data
-            gate_metrics[f"{name}.{field}"] = value
-        if small:
-            short.append(f"{name} (n={m['n']})")
-        m["verdict"] = "insufficient data" if small else _verdict(m, alpha)
-        if fail_on_regression and (small or _regressed(m, alpha)):
-            value = m.get("p_value") if m["kind"] != "aggregate" else m.get("delta")
-            family_gates.append(
-                GateOutcome(name, "regression", alpha, None if small else value, False, f"no-regression:{name}")
-            )
+    family_gates, short = _verdicts(result_metrics, gate_metrics, opts)
     if short:
         diagnostics.append(
-            f"insufficient data (fewer than --min-n {min_n} pairs), so significance gates fail, for: "
+            f"insufficient data (fewer than --min-n {opts.min_n} pairs), so significance gates fail, for: "
             + ", ".join(short)
         )
-    params_sig: List[Tuple[str, object]] = [
-        ("key", key),
-        ("test", test),
-        ("resamples", resamples),
-        ("seed", seed),
-        ("alpha", alpha),
-        ("min_n", min_n),
-    ]
-    if family:
-        params_sig.append(("of", f"{family}:{command}"))
-    report = Report(
+    return Report(
         family=FAMILY,
-        signature=make_signature(FAMILY, REFERENCE, (), params_sig),
+        signature=_signature(key, opts),
         result=result,
         metrics=gate_metrics,
         diagnostics=diagnostics,
         reference_pass=None,
         family_gates=family_gates,
     )
-    return report
 
 
 def compare_files(
