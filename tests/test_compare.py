@@ -322,3 +322,22 @@ def test_compare_reads_every_family_item_rows(case, tmp_path):
     assert out["result"]["metrics"], "nothing was compared"
     for name, m in out["result"]["metrics"].items():
         assert m["delta"] in (0, None), name
+
+
+def test_compare_options_object_equals_the_keywords(tmp_path):
+    """compare_rows' keywords and one CompareOptions give the same report; checked() rejects bad options."""
+    base, cand = _pair_files(
+        tmp_path,
+        [{"id": i, "ok": i % 2, "score": i / 10} for i in range(12)],
+        [{"id": i, "ok": (i + 1) % 2, "score": i / 9} for i in range(12)],
+    )
+    b, c = compare.read_item_rows(base, "id"), compare.read_item_rows(cand, "id")
+    kw = dict(test="randomization", resamples=50, seed=3, lower_is_better=["score"], fail_on_regression=True)
+    kw["direction_overrides"] = {"ok": "higher"}
+    by_kw = compare.compare_rows(b, c, key="id", **kw)
+    by_opts = compare.compare_with_options(b, c, "id", compare.CompareOptions(**kw))
+    assert by_kw == by_opts
+    from rageval_min.errors import ScoringError
+
+    with pytest.raises(ScoringError, match="--resamples must be between 1 and"):
+        compare.CompareOptions(resamples=0).checked()

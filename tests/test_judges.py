@@ -460,6 +460,29 @@ def test_runner_accumulates_stats_across_steps():
     assert runner.signature_params({"idk": t}) == [("judge_model", "mini"), ("judge_template", "builtin")]
 
 
+def test_runner_options_reach_every_run():
+    """One RunnerOptions carries retries, backoff and sleep from JudgeRunner down to each call."""
+    calls = []
+
+    def flaky(prompt):
+        calls.append(prompt)
+        if len(calls) < 3:
+            raise judges.JudgeError("busy", retryable=True)
+        return "ok"
+
+    waits = []
+    opts = judges.RunnerOptions(retries=2, backoff=0.25, max_backoff=0.3, sleep=waits.append)
+    runner = judges.JudgeRunner(FunctionJudge(flaky, identity="flaky"), options=opts)
+    assert runner.options is opts and runner.retries == 2 and runner.concurrency == 1
+    assert runner.run(["q"]).answers == ["ok"]
+    assert waits == [0.25, 0.3]  # backoff * 2**attempt, capped at max_backoff
+    same = judges.run_judge(FunctionJudge(lambda p: p, identity="e"), ["a", "b"], concurrency=2)
+    via = judges.run_with_options(FunctionJudge(lambda p: p, identity="e"), ["a", "b"], opts._replace(concurrency=2))
+    assert same == via
+    with pytest.raises(ScoringError, match="--concurrency must be between 1 and 256"):
+        judges.JudgeRunner(FunctionJudge(lambda p: p, identity="e"), options=judges.RunnerOptions(0)).run(["a"])
+
+
 def test_add_judge_options_and_judge_from_args(server, tmp_path):
     import argparse
 
@@ -483,6 +506,7 @@ def test_add_judge_options_and_judge_from_args(server, tmp_path):
     )
     runner = _cli_judge.judge_from_args(args, stderr=io.StringIO())
     assert runner.concurrency == 2 and runner.retries == 1 and runner.judge.timeout == 3.0
+    assert runner.options == _cli_judge.runner_options_from_args(args, stderr=runner.options.progress)
     assert runner.run(["q"]).answers == ["answer to: q"]
     runner.close()
     assert len(JudgeCache.read_entries(str(tmp_path / "c.jsonl"))) == 1

@@ -47,7 +47,7 @@ from .interface import (
     redact,
 )
 from .replay import ReplayJudge
-from .runner import JudgeRunner, RunnerOptions, run_judge
+from .runner import JudgeRunner, RunnerOptions, run_judge, run_with_options
 from .spec import judge_from_spec
 from .templates import PromptTemplate, template_fields, template_signature, templates_from_args
 
@@ -89,6 +89,7 @@ __all__ = [
     "key_env_names",
     "redact",
     "run_judge",
+    "run_with_options",
     "template_fields",
     "template_signature",
     "templates_from_args",
