@@ -336,3 +336,21 @@ def test_help_lists_the_declared_metrics():
     tail = r.out[r.out.index("metrics (direction") :]
     assert "under_refusal  lower    rate" in tail and "answered       neither  count" in tail
     assert "metrics (direction" not in run_cli(["grounding", "--gold", "x"]).err
+
+
+def test_scoring_steps_do_not_load_the_judge_transports():
+    """mtrag algorithmic (and every scoring step) parses its options without the HTTP/cmd judge stack."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys\n"
+        "from rageval_min.cli import main\n"
+        "main(['mtrag', 'algorithmic', '--help'], stdout=io.StringIO())\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout.split())
+    assert "rageval_min.mtrag.run_algorithmic" in mods
+    for heavy in ("http.client", "ssl", "subprocess", "rageval_min.judges.http", "rageval_min.judges.command"):
+        assert heavy not in mods, heavy

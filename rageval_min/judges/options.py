@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
 from .._extras import load_extra
 from ..errors import ScoringError
 from ..report import Report
-from . import (
+from .interface import (
     DEFAULT_ABORT_AFTER,
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -25,12 +25,9 @@ from . import (
     MAX_TIMEOUT,
     MIN_MAX_RESPONSE_BYTES,
     EmbeddingScorer,
-    JudgeRunner,
-    ReplayJudge,
-    RunnerOptions,
-    judge_from_spec,
-    templates_from_args,
 )
+from .runner import JudgeRunner, RunnerOptions
+from .templates import templates_from_args
 
 __all__ = [
     "add_bertscore_options",
@@ -178,6 +175,9 @@ def judge_from_args(
         (args.judge_api_key_env, "--judge-api-key-env"),
     ):
         check_text(value, option)
+    from .replay import ReplayJudge
+    from .spec import judge_from_spec
+
     judge = judge_from_spec(
         args.judge,
         model=args.judge_model,
