@@ -44,6 +44,7 @@ from ._common import (
 from .accumulators import JUDGE_COUNTS, F1kAccumulator, JudgeAccumulator, SafeAccumulator
 from .bootstrap import (
     MAX_BOOTSTRAP,
+    Bootstrap,
     BootstrapCI,
     bootstrap_mean_ci,
     check_bootstrap,
@@ -98,6 +99,7 @@ from .veriscore_metric import (
 )
 
 __all__ = [
+    "Bootstrap",
     "BootstrapCI",
     "COMMAND_VARIANTS",
     "CORRELATE_MODES",

@@ -38,7 +38,7 @@ from ._common import (
     check_variants,
     signature,
 )
-from .bootstrap import _boot_params, _ci, _ci_dict, k_rule_param
+from .bootstrap import Bootstrap, _ci_dict, k_rule_param
 
 
 @register_accumulator
@@ -166,7 +166,7 @@ class F1kAccumulator(Accumulator):
     def finalize(self) -> Report:
         p = self.params
         f1s = self.f1
-        ci = _ci(f1s, p["bootstrap"], p["confidence"], p["seed"], self.with_ci)
+        ci = Bootstrap.of(p).interval(f1s, self.with_ci)
         summary: Dict[str, Any] = {
             "max_claims": p["max_claims"],
             "k_rule": p["k_rule"],
@@ -185,8 +185,7 @@ class F1kAccumulator(Accumulator):
         metrics = {k: _nan_none(v) for k, v in summary.items() if k != "k_rule"}
         sig = signature(
             command="f1k",
-            params=[("K", p["max_claims"]), ("k_rule", k_rule_param(p["k_rule"]))]
-            + _boot_params(p["bootstrap"], p["confidence"], p["seed"]),
+            params=[("K", p["max_claims"]), ("k_rule", k_rule_param(p["k_rule"]))] + Bootstrap.of(p).signature_params(),
         )
         return Report(FAMILY, sig, result, metrics, self.notes())
 
@@ -423,7 +422,7 @@ class SafeAccumulator(Accumulator):
         aggregated = [s for s in self._aggregated() if any(k.startswith(f"{s}_avg_") for k in added)]
         for side in aggregated:
             f1s = [v for v in self.f1s[side] if v is not None]
-            ci = _ci(f1s, p["bootstrap"], p["confidence"], p["seed"], self.with_ci)
+            ci = Bootstrap.of(p).interval(f1s, self.with_ci)
             boots[side] = _ci_dict(ci)
             metrics[f"{side}_f1_mean_ci_low"] = _nan_none(ci.low)
             metrics[f"{side}_f1_mean_ci_high"] = _nan_none(ci.high)
@@ -446,7 +445,7 @@ class SafeAccumulator(Accumulator):
             params.append(("k_rule", k_rule_param(p["k_rule"])))
         if "sides_by_flags" in p["variants"]:
             params += [("eval_side1", p["eval_side1"]), ("eval_side2", p["eval_side2"])]
-        params += _boot_params(p["bootstrap"], p["confidence"], p["seed"])
+        params += Bootstrap.of(p).signature_params()
         sig = signature(command="safe", variants=p["variants"], params=params)
         return Report(FAMILY, sig, summary, metrics, notes)
 

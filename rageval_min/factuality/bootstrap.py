@@ -7,6 +7,7 @@ from typing import (
     Any,
     Dict,
     List,
+    Mapping,
     NamedTuple,
     Optional,
     Sequence,
@@ -136,26 +137,50 @@ def k_rule_param(rule: str) -> str:
 MAX_BOOTSTRAP = 1_000_000
 
 
+class Bootstrap(NamedTuple):
+    """The bootstrap options of the factuality commands, as one object.
+
+    ``resamples`` (``--bootstrap``; 0 disables the interval), ``confidence`` and
+    ``seed``.  Accumulators keep them as three JSON parameters of their state;
+    everything else passes this object.
+    """
+
+    resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> "Bootstrap":
+        """The options held in an accumulator's parameters."""
+        return cls(params["bootstrap"], params["confidence"], params["seed"])
+
+    def checked(self) -> "Bootstrap":
+        """These options, if in bounds; else a ScoringError (exit 2)."""
+        b, c, seed = self
+        if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b <= MAX_BOOTSTRAP:
+            raise ScoringError(
+                f"--bootstrap must be an integer from 0 (disabled) to {MAX_BOOTSTRAP}, got {b!r}", field="bootstrap"
+            )
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0.0 < c < 1.0:
+            raise ScoringError(f"--confidence must be a number between 0 and 1, got {c!r}", field="confidence")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ScoringError(f"--seed must be an integer, got {seed!r}", field="seed")
+        return self
+
+    def signature_params(self) -> List[Tuple[str, object]]:
+        """The options as signature parameters, in their fixed order."""
+        return [("bootstrap", self.resamples), ("confidence", self.confidence), ("seed", self.seed)]
+
+    def interval(self, values: Sequence[Number], with_ci: bool) -> BootstrapCI:
+        """The mean's interval (NaN bounds when disabled or when it is neither written nor gated)."""
+        if self.resamples == 0 or not with_ci:
+            return BootstrapCI(np_mean(values), math.nan, math.nan, self.confidence, self.resamples, self.seed)
+        return bootstrap_mean_ci(values, n_resamples=self.resamples, confidence=self.confidence, seed=self.seed)
+
+
 def check_bootstrap(bootstrap: Any, confidence: Any, seed: Any) -> None:
     """Bounds of the bootstrap options (a ScoringError, exit 2, otherwise)."""
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= MAX_BOOTSTRAP:
-        raise ScoringError(
-            f"--bootstrap must be an integer from 0 (disabled) to {MAX_BOOTSTRAP}, got {bootstrap!r}", field="bootstrap"
-        )
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
-        raise ScoringError(f"--confidence must be a number between 0 and 1, got {confidence!r}", field="confidence")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScoringError(f"--seed must be an integer, got {seed!r}", field="seed")
-
-
-def _boot_params(bootstrap: int, confidence: float, seed: int) -> List[Tuple[str, object]]:
-    return [("bootstrap", bootstrap), ("confidence", confidence), ("seed", seed)]
-
-
-def _ci(values: Sequence[Number], bootstrap: int, confidence: float, seed: int, with_ci: bool) -> BootstrapCI:
-    if bootstrap == 0 or not with_ci:  # disabled, or its result is neither written nor gated
-        return BootstrapCI(np_mean(values), math.nan, math.nan, confidence, bootstrap, seed)
-    return bootstrap_mean_ci(values, n_resamples=bootstrap, confidence=confidence, seed=seed)
+    Bootstrap(bootstrap, confidence, seed).checked()
 
 
 def _ci_dict(ci: BootstrapCI) -> Dict[str, Any]:

@@ -40,7 +40,7 @@ from ._common import (
     record_name,
     signature,
 )
-from .bootstrap import _boot_params, _ci, _ci_dict, check_bootstrap
+from .bootstrap import Bootstrap, _ci_dict, check_bootstrap
 
 
 def length_penalty(num_facts: int, gamma: Number) -> float:
@@ -381,7 +381,7 @@ class FactScoreAccumulator(Accumulator):
         # np.mean of a bool list / an int list: exact integer sums, then one division
         respond_ratio = responding / self.n if self.n else math.nan
         facts_mean = self.facts / responding if responding else math.nan
-        ci = _ci(self.scores, p["bootstrap"], p["confidence"], p["seed"], self.with_ci)
+        ci = Bootstrap.of(p).interval(self.scores, self.with_ci)
         summary: Dict[str, Any] = {
             "score": np_mean(self.scores),
             "respond_ratio": respond_ratio,
@@ -400,7 +400,7 @@ class FactScoreAccumulator(Accumulator):
         sig = signature(
             command="factscore",
             variants=p["variants"],
-            params=[("gamma", gamma), ("score", labels)] + _boot_params(p["bootstrap"], p["confidence"], p["seed"]),
+            params=[("gamma", gamma), ("score", labels)] + Bootstrap.of(p).signature_params(),
         )
         return Report(FAMILY, sig, result, metrics, self.notes())
 
