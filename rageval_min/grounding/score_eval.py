@@ -281,6 +281,45 @@ def check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
     return names
 
 
+def _claim_and_hit(
+    claim: str, cits: Any, ret: Any, g: Dict[str, Any], *, gwhere: Dict[str, Any], twhere: Dict[str, Any]
+) -> Tuple[bool, bool]:
+    """``C`` (a gold substring is in the claim) and ``H`` (a citation hits), as score_eval computes them."""
+    subs = g.get("gold_claim_substr")
+    try:
+        C = contains_substr(claim, subs)
+    except (AttributeError, TypeError):
+        raise ScoringError(
+            "must be a list of strings (an element is not a string)"
+            if isinstance(subs, (list, dict))
+            else f"must be a list of strings, got {type(subs).__name__}",
+            field="gold_claim_substr",
+            **gwhere,
+        ) from None
+    gold_cites = g.get("gold_citations")
+    try:
+        H = citation_hit(cits, gold_cites, ret)
+    except TypeError:
+        _check_hashable_elements(cits, "answer_json.citations", **twhere)
+        _check_hashable_elements(ret, "retrieved_ids", **twhere)
+        _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+        raise ScoringError(
+            "citations, gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
+        ) from None
+    return C, H
+
+
+def _recall(g: Dict[str, Any], ret: Any, k: int, *, gwhere: Dict[str, Any], twhere: Dict[str, Any]) -> int:
+    """1 when every gold citation is in ``retrieved_ids[:k]`` (plain slicing), else 0."""
+    gold_cites = g.get("gold_citations")
+    try:
+        return int(set(gold_cites or []).issubset(set(ret[:k])))
+    except TypeError:
+        _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+        _check_hashable_elements(ret, "retrieved_ids", **twhere)
+        raise ScoringError("gold_citations or retrieved_ids hold values that cannot be compared", **gwhere) from None
+
+
 def _pair_row(
     qid: Any,
     g: Dict[str, Any],
@@ -313,27 +352,7 @@ def _pair_row(
     correct = hit = under = over = 0
     recall: Optional[int] = None
     if is_ans:
-        subs = g.get("gold_claim_substr")
-        try:
-            C = contains_substr(claim, subs)
-        except (AttributeError, TypeError):
-            raise ScoringError(
-                "must be a list of strings (an element is not a string)"
-                if isinstance(subs, (list, dict))
-                else f"must be a list of strings, got {type(subs).__name__}",
-                field="gold_claim_substr",
-                **gwhere,
-            ) from None
-        gold_cites = g.get("gold_citations")
-        try:
-            H = citation_hit(cits, gold_cites, ret)
-        except TypeError:
-            _check_hashable_elements(cits, "answer_json.citations", **twhere)
-            _check_hashable_elements(ret, "retrieved_ids", **twhere)
-            _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
-            raise ScoringError(
-                "citations, gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
-            ) from None
+        C, H = _claim_and_hit(claim, cits, ret, g, gwhere=gwhere, twhere=twhere)
         if answerable == False:  # noqa: E712 -- the reference's equality test, kept on purpose
             under = 1
             if chr_all:
@@ -344,15 +363,7 @@ def _pair_row(
     elif answerable == True:  # noqa: E712
         over = 1
     if answerable == True:  # noqa: E712
-        gold_cites = g.get("gold_citations")
-        try:
-            recall = int(set(gold_cites or []).issubset(set(ret[:k])))
-        except TypeError:
-            _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
-            _check_hashable_elements(ret, "retrieved_ids", **twhere)
-            raise ScoringError(
-                "gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
-            ) from None
+        recall = _recall(g, ret, k, gwhere=gwhere, twhere=twhere)
     return {
         "qid": qid,
         "answerable": 1 if answerable else 0,
