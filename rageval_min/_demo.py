@@ -63,10 +63,18 @@ def load_cases(root: str, family: str) -> List[Dict[str, Any]]:
     path = os.path.join(root, family, "cases.json")
     if not os.path.isfile(path):
         return []
-    with open(path, encoding="utf-8") as fh:
-        cases = json.load(fh)
-    if not isinstance(cases, list) or not all(isinstance(c, dict) and "argv" in c for c in cases):
-        raise ScoringError("expected a list of cases with argv", path=path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cases = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ScoringError(f"cannot read the cases: {exc}", path=path) from None
+
+    def well_formed(c: Any) -> bool:
+        argv, expected = c.get("argv"), c.get("expected") if isinstance(c, dict) else None
+        return isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(expected, str)
+
+    if not isinstance(cases, list) or not all(isinstance(c, dict) and well_formed(c) for c in cases):
+        raise ScoringError("expected a list of cases, each with argv (a list of strings) and expected", path=path)
     return cases
 
 
@@ -171,23 +179,33 @@ def run(args: argparse.Namespace, io: Any) -> int:
     from .cli import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, main
 
     root = samples_root(args.samples)
+    bad = EXIT_USAGE if args.samples else EXIT_INTERNAL  # the bundled samples incomplete: a bug in us
     failed: List[str] = []
+    ran: Dict[str, int] = {}
     io.stdout.write(f"rageval-min {__version__} demo: every family on its gold samples ({root})\n")
-    for name in (c.name for c in registry.COMMANDS):
-        cases = load_cases(root, name)
-        if not cases:  # a command with no gold samples of its own (merge)
+    for row in registry.COMMANDS:
+        cases = load_cases(root, row.name)
+        if not cases:  # a command with no gold samples of its own (merge, demo)
             continue
-        io.stdout.write(f"\n== {name} ==\n")
+        io.stdout.write(f"\n== {row.name} ({len(cases)} case{'s' if len(cases) != 1 else ''}) ==\n")
         for case in cases:
-            res = run_case(root, name, case, main)
+            res = run_case(root, row.name, case, main)
             io.stdout.write(f"{'ok  ' if res.ok else 'FAIL'}  {res.name}: {res.detail}\n")
             if res.shown:
                 io.stdout.write(res.shown if res.shown.endswith("\n") else res.shown + "\n")
             if not res.ok:
-                failed.append(f"{name}: {res.name}")
+                failed.append(f"{row.name}: {res.name}")
+        ran[row.name] = len(cases)
+    missing = [c.name for c in registry.COMMANDS if (c.family or c.package) and c.name not in ran]
+    if missing:
+        what = "no gold-sample case at all" if not ran else f"no gold-sample case for {', '.join(missing)}"
+        io.stderr.write(f"rageval-min: error: demo: {what} in {root} (each family's cases are <family>/cases.json)\n")
+        return bad
     if failed:
         io.stdout.write("\nFAILED: " + "; ".join(failed) + "\n")
         io.stderr.write(f"rageval-min: error: demo: {len(failed)} case(s) did not reproduce their expected output\n")
-        return EXIT_USAGE if args.samples else EXIT_INTERNAL
-    io.stdout.write("\nall families reproduce their expected outputs\n")
+        return bad
+    io.stdout.write(
+        f"\nall families reproduce their expected outputs ({sum(ran.values())} cases in {len(ran)} commands)\n"
+    )
     return EXIT_OK

@@ -44,3 +44,32 @@ def test_close_comparison_tolerance():
 def test_every_family_has_gold_sample_cases():
     for family in [c.name for c in COMMANDS if c.family or c.package]:
         assert _demo.load_cases(SAMPLES, family), family
+
+
+def test_demo_with_no_or_missing_cases_is_never_green(tmp_path):
+    """An empty or wrong --samples folder, or one without some family's cases, is exit 2, never a pass."""
+    from conftest import run_cli
+
+    r = run_cli(["demo", "--samples", str(tmp_path)])
+    assert r.code == 2 and "no gold-sample case at all" in r.err and r.err.count("\n") == 1
+    import shutil
+
+    shutil.copytree(os.path.join(SAMPLES, "rouge"), tmp_path / "rouge")
+    r = run_cli(["demo", "--samples", str(tmp_path)])
+    assert r.code == 2 and "no gold-sample case for grounding, rgb" in r.err
+    assert "== rouge (" in r.out and "ok  " in r.out
+
+
+def test_demo_says_how_many_cases_ran_and_rejects_malformed_cases(tmp_path):
+    from conftest import run_cli
+
+    r = run_cli(["demo"])
+    assert r.code == 0 and "== grounding (" in r.out
+    assert r.out.rstrip().endswith(f"({len(CASES)} cases in {len({f for f, _ in CASES})} commands)")
+    (tmp_path / "grounding").mkdir()
+    (tmp_path / "grounding" / "cases.json").write_text('[{"argv": ["grounding"]}]', encoding="utf-8")
+    r = run_cli(["demo", "--samples", str(tmp_path)])
+    assert r.code == 2 and "cases.json: expected a list of cases" in r.err and r.err.count("\n") == 1
+    (tmp_path / "grounding" / "cases.json").write_text("[{", encoding="utf-8")
+    r = run_cli(["demo", "--samples", str(tmp_path)])
+    assert r.code == 2 and "cannot read the cases" in r.err

@@ -168,7 +168,7 @@ def test_a_family_added_as_the_doc_says_works_everywhere(tmp_path):
     )
     r = _run(["demo", "--samples", str(work / "gold_samples")], cwd)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "== myfam ==" in r.stdout and "ok    " in r.stdout.split("== myfam ==")[1].split("==")[0]
+    assert re.search(r"== myfam \(\d+ cases?\) ==\nok  ", r.stdout), r.stdout
     g, t = str(samples / "gold.jsonl"), str(samples / "trace.jsonl")
     r = _run(["myfam", "--gold", g, "--trace", t, "--emit-partial", str(tmp_path / "p1.json")], cwd)
     assert r.returncode in (0, 1), r.stderr
