@@ -197,11 +197,25 @@ def report_targets(args: argparse.Namespace) -> List[Target]:
         fmt, sep, rest = value.partition(":")
         if sep and fmt in formats and rest:
             out.append(Target(fmt, None if rest == "-" else rest))
+        elif sep and rest and len(fmt) > 1 and fmt.replace("_", "").replace("-", "").isalnum():
+            raise ScoringError(_unknown_format(fmt, value, formats))
         else:
             out.append(Target(args.format, None if value == "-" else value))
     if sum(1 for t in out if t.path is None) > 1:
         raise ScoringError("--output: only one report can go to stdout")
     return out
+
+
+def _unknown_format(fmt: str, value: str, formats: Sequence[str]) -> str:
+    """The message for ``--output WORD:PATH`` whose WORD is no format (a typo writes no file)."""
+    import difflib
+
+    near = difflib.get_close_matches(fmt, formats, n=1)
+    hint = f"did you mean {near[0]}:? " if near else ""
+    return (
+        f"--output {value}: {fmt!r} is not a format ({hint}formats: {', '.join(formats)}); "
+        f"a path that contains a colon is written ./{value}"
+    )
 
 
 def stream_output_path(args: argparse.Namespace) -> Optional[str]:

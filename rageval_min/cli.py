@@ -25,7 +25,7 @@ import argparse
 import contextvars
 import os
 import sys
-from typing import Any, NoReturn, Optional, Sequence, TextIO
+from typing import Any, List, NoReturn, Optional, Sequence, TextIO
 
 from . import registry
 from ._cli_common import CliIO
@@ -89,7 +89,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
-        raise ScoringError(f"{command + ': ' if command else ''}{message} (see --help)")
+        raise ScoringError(f"{command + ': ' if command else ''}{message}{_did_you_mean(self, message)} (see --help)")
 
 
 def _command_of(argv: Sequence[str]) -> Optional[str]:
@@ -100,6 +100,30 @@ def _command_of(argv: Sequence[str]) -> Optional[str]:
         if word in ("-h", "--help", "--version"):
             return None
     return None
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> List[str]:
+    """Every option string of ``parser`` and of its subcommands."""
+    out = list(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _option_strings(sub)
+    return out
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """``; did you mean --gate?`` for an unrecognized option close to a known one."""
+    if not message.startswith("unrecognized arguments:"):
+        return ""
+    import difflib
+
+    known = sorted(set(_option_strings(parser)))
+    for word in message.split(":", 1)[1].split():
+        near = difflib.get_close_matches(word.split("=", 1)[0], known, n=1) if word.startswith("--") else []
+        if near:
+            return f"; did you mean {near[0]}?"
+    return ""
 
 
 class _HelpWithMetrics(argparse.HelpFormatter):

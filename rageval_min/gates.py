@@ -57,19 +57,31 @@ def parse_gate(text: str) -> Gate:
     >>> parse_gate("precision=0.8")
     Traceback (most recent call last):
     ...
-    rageval_min.errors.ScoringError: --gate 'precision=0.8': expected NAME OP VALUE with OP one of >= <= == > <
+    rageval_min.errors.ScoringError: --gate 'precision=0.8': expected NAME OP VALUE with OP one of >= <= == > <; ...
     """
     m = _GATE_RE.match(text)
     if not m:
-        raise ScoringError(f"--gate {text!r}: expected NAME OP VALUE with OP one of {' '.join(OPERATORS)}")
+        raise ScoringError(f"--gate {text!r}: expected NAME OP VALUE with OP one of {' '.join(OPERATORS)}{_hint(text)}")
     try:
         threshold = float(m.group("value"))
     except ValueError:
         raise ScoringError(f"--gate {text!r}: {m.group('value')!r} is not a number") from None
-    if math.isnan(threshold):
-        raise ScoringError(f"--gate {text!r}: the threshold is NaN")
+    if not math.isfinite(threshold):
+        raise ScoringError(f"--gate {text!r}: the threshold must be a finite number")
     canonical = f"{m.group('name')}{m.group('op')}{m.group('value')}"
     return Gate(m.group("name"), m.group("op"), threshold, canonical)
+
+
+def _hint(text: str) -> str:
+    """What probably went wrong with a gate that has no operator."""
+    if text.strip() and not any(c in text for c in "<>="):
+        return (
+            '; quote the whole gate, as in --gate "precision>=0.8": unquoted, the shell takes > as a '
+            "redirection (and may have written a file named after the threshold)"
+        )
+    if "=" in text and not any(op in text for op in OPERATORS):
+        return "; for equality write =="
+    return ""
 
 
 def compare(value: Number, op: str, threshold: float) -> bool:
