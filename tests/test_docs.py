@@ -109,3 +109,23 @@ def test_readme_examples_do_what_they_say(tmp_path):
             assert (tmp_path / name).exists(), name
     finally:
         os.chdir(cwd)
+
+
+def test_readme_python_example_runs(tmp_path):
+    """The README's Python block, as written, in a folder holding the grounding gold sample."""
+    import shutil
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        blocks = re.findall(r"```python\n(.*?)```", fh.read(), re.S)
+    assert blocks
+    for name in ("gold.jsonl", "trace.jsonl"):
+        shutil.copy(os.path.join(ROOT, "gold_samples", "grounding", name), tmp_path / name)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for block in blocks:
+            namespace: dict = {}
+            exec(compile(block, "README.md", "exec"), namespace)
+        assert abs(namespace["report"].metrics["precision"] - 2 / 3) < 1e-12
+    finally:
+        os.chdir(cwd)
