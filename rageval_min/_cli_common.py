@@ -13,6 +13,7 @@ from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_ga
 from .report import FORMATS, Formatter, Report, overall_pass, render
 
 __all__ = [
+    "printable",
     "CliIO",
     "add_per_item_option",
     "add_records_option",
@@ -321,10 +322,24 @@ def report_gates(report: Report, outcomes: Sequence[GateOutcome], io: CliIO, *, 
     for o in list(report.family_gates) + list(outcomes):
         if o.passed is False:
             value = undefined if o.value is None else format_value(o.value)
-            io.stderr.write(f"gate {o.text} failed: {value}\n")
+            io.stderr.write(f"gate {printable(o.text)} failed: {value}\n")
     if report.reference_pass is False and not any(o.passed is False for o in report.family_gates):
         io.stderr.write("gate reference failed\n")
     return 0 if overall_pass(report, outcomes) else 1
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal line: control characters (which could move the cursor or
+    end the line) are written as ``\\xNN`` escapes.
+
+    >>> printable("model\\x1b[2J\\nnext")
+    'model\\\\x1b[2J\\\\x0anext'
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" if ord(c) < 0x100 else repr(c)[1:-1] for c in text
+    )
 
 
 def format_value(value: Any) -> str:

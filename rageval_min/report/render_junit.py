@@ -3,6 +3,7 @@
 ``testcase`` named ``evaluation``.
 """
 
+import re
 from typing import Sequence
 
 from ..gates import GateOutcome
@@ -17,10 +18,26 @@ def escape(text: str) -> str:
     Done here so that writing a report does not import ``xml.sax``, which pulls in
     ``urllib`` and more at start-up.
 
+    Characters XML 1.0 cannot hold at all (C0 controls but tab, newline and
+    carriage return; lone surrogates; U+FFFE, U+FFFF) are written as the text
+    ``\\xNN`` / ``\\uNNNN``, so the document stays well-formed whatever the names.
+
     >>> escape("a < b & c")
     'a &lt; b &amp; c'
+    >>> escape("bell\\x07 and \\ud800")
+    'bell\\\\x07 and \\\\ud800'
     """
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _NOT_XML.sub(_visible, text) if _NOT_XML.search(text) else text
+
+
+#: What XML 1.0 cannot represent (its Char production excludes them).
+_NOT_XML = re.compile("[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\ud800-\\udfff\\ufffe\\uffff]")
+
+
+def _visible(m: "re.Match[str]") -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 def quoteattr(text: str) -> str:
