@@ -57,6 +57,7 @@ __all__ = [
     "item_row_json",
     "PROVENANCE_FIELD",
     "params_digest",
+    "state_digest",
     "provenance",
     "record_provenance",
     "register_accumulator",
@@ -196,8 +197,11 @@ class Accumulator:
         return self
 
     def to_state(self) -> Dict[str, Any]:
-        """The whole state as plain JSON-serialisable data (see the module docstring)."""
-        return {
+        """The whole state as plain JSON-serialisable data (see the module docstring), ending with
+        ``written`` (a random id of this write) and ``digest`` (a SHA-256 of the rest), so that a
+        state changed after it was written, or the same state given twice to ``merge``, is
+        recognised.  Shards whose contents are equal (two empty shards) are still distinct."""
+        state: Dict[str, Any] = {
             "rageval_min_state": STATE_VERSION,
             "family": self.FAMILY,
             "command": self.COMMAND,
@@ -206,6 +210,9 @@ class Accumulator:
             "diagnostics_total": self._notes_total,
             "data": self._data(),
         }
+        state["written"] = _write_id()
+        state["digest"] = state_digest(state)
+        return state
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "Accumulator":
@@ -233,9 +240,29 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
 
 
+def _write_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def state_digest(state: Mapping[str, Any]) -> str:
+    """The SHA-256 (hex) of a state's content: everything but its ``digest`` field, canonical JSON."""
+    import hashlib
+
+    body = {k: v for k, v in state.items() if k != "digest"}
+    try:
+        text = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        raise ScoringError("malformed partial state: a value is not finite JSON (NaN or infinity)") from None
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def _check_envelope(state: Any) -> None:
     if not isinstance(state, Mapping) or state.get("rageval_min_state") != STATE_VERSION:
         raise ScoringError(f"not a rageval-min partial state (version {STATE_VERSION})")
+    if "digest" in state and state["digest"] != state_digest(state):
+        raise ScoringError("the partial state was changed after it was written (its digest does not match)")
     for key in ("family", "command", "params", "data"):
         if key not in state:
             raise ScoringError(f"malformed partial state: no {key!r}")

@@ -1,11 +1,11 @@
 """``rageval-min merge``: one report from the partial states of shards (``--emit-partial``)."""
 
 import argparse
-from typing import Any, List
+from typing import Any, Dict, List
 
 from . import registry
 from ._cli_common import CliIO, add_report_options, apply_gate_rule, emit_report, prepare
-from ._contract import Accumulator, accumulator_from_state
+from ._contract import Accumulator, accumulator_from_state, state_digest
 from ._io import read_json
 from .errors import ScoringError
 
@@ -30,11 +30,19 @@ def register(sub: Any) -> None:
 def merge_files(paths: List[str]) -> Accumulator:
     """The accumulator of the states in ``paths`` merged in order (all of one family, command and options)."""
     merged: Any = None
+    seen: Dict[str, str] = {}
     for path in paths:
         try:
-            acc = accumulator_from_state(read_json(path, what="partial state"))
+            state = read_json(path, what="partial state")
+            acc = accumulator_from_state(state)
+            digest = state_digest(state)
         except ScoringError as exc:
             raise ScoringError(exc.msg, path=path, line=exc.line, field=exc.field) from None
+        if digest in seen:
+            raise ScoringError(
+                f"the same shard as {seen[digest]}: merging it twice would count its items twice", path=path
+            )
+        seen[digest] = path
         merged = acc if merged is None else merged.merge(acc)
     return merged
 
