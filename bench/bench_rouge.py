@@ -67,7 +67,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from rageval_min.rouge import rouge_scorer as rouge  # noqa: E402
+from rageval_min import rouge  # noqa: E402
+from rageval_min.rouge.tokenizers import _tokens  # noqa: E402
 
 Pair = Tuple[str, str]
 Scorer = Callable[[str, str], object]
@@ -422,7 +423,7 @@ def run_rapidfuzz_bound(lengths: List[int], n_pairs: int, passes: int, seed: int
     if fast_lcs is None:
         return
     sim = LCSseq.similarity
-    tokens = rouge._tokens  # what score() tokenizes with (ASCII bytes tokens)
+    tokens = _tokens  # what score() tokenizes with (ASCII bytes tokens)
     rs_score = rs_scorer.RougeScorer(["rougeL"]).score
 
     def bound(t: str, p: str) -> object:

@@ -4,43 +4,37 @@ The public face of the rouge family: every name below is importable as
 ``rageval_min.rouge.NAME``.
 """
 
-from .rouge_scorer import (
-    BACKENDS,
-    FAMILY,
+from .accumulator import (
     LINE_KEY,
-    REFERENCE,
     REPORT_FORMATS,
+    RougeAccumulator,
+    check_record,
+    metric_names,
+    reference_json,
+    score_file,
+    score_item,
+)
+from .backends import BACKENDS, lcs_backend, make_scorer, rapidfuzz_lcs
+from .lcs import lcs_indices, lcs_length, lcs_lengths
+from .rouge_scorer import (
+    FAMILY,
+    REFERENCE,
     ROUGE_REF,
     STEMMER_ID,
-    TOKENIZERS,
-    UNICODE_VARIANT,
     VARIANTS,
     LcsFn,
-    RougeAccumulator,
-    Score,
-    check_record,
     check_variants,
-    lcs_backend,
-    lcs_indices,
-    lcs_length,
-    lcs_lengths,
-    make_scorer,
-    metric_names,
-    porter_stem,
-    rapidfuzz_lcs,
-    reference_json,
     rouge_l_many,
     rouge_variants,
     score,
-    score_file,
-    score_item,
     score_multi,
     score_tokens,
     signature,
     signature_params,
-    tokenize,
     validate_rouge_types,
 )
+from .scoring import Score
+from .tokenizers import TOKENIZERS, UNICODE_VARIANT, porter_stem, tokenize
 
 __all__ = [
     "BACKENDS",
