@@ -151,7 +151,7 @@ def test_deferred_parsing_reports_as_the_parsing_reader(seed, tmp_path, monkeypa
     import random
 
     from rageval_min._parallel import ProcessEngine, use_engine
-    from rageval_min.mtrag import run_algorithmic as mtrag
+    from rageval_min.mtrag import files as mtrag
 
     rng = random.Random(seed)
     good = [line.encode("utf-8") for line in nonblank_lines(TASKS)]
