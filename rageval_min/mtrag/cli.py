@@ -57,7 +57,13 @@ def register(sub: Any) -> None:
     )
     msub = p.add_subparsers(dest="mtrag_command", metavar="STEP")
     p.set_defaults(func=_run_help, _mtrag_parser=p)
+    _register_algorithmic(msub)
+    _register_condition(msub)
+    _register_summarize(msub)
+    _register_judge(msub)
 
+
+def _register_algorithmic(msub: Any) -> None:
     a = msub.add_parser(
         "algorithmic",
         conflict_handler="resolve",
@@ -82,6 +88,8 @@ def register(sub: Any) -> None:
     _cli_judge.add_bertscore_options(a)
     a.set_defaults(func=run_algorithmic)
 
+
+def _register_condition(msub: Any) -> None:
     c = msub.add_parser(
         "condition",
         conflict_handler="resolve",
@@ -111,6 +119,8 @@ def register(sub: Any) -> None:
     )
     c.set_defaults(func=run_condition)
 
+
+def _register_summarize(msub: Any) -> None:
     s = msub.add_parser(
         "summarize",
         help="per-model means by answerability and setting (evaluated JSONL or analytics JSON)",
@@ -140,8 +150,6 @@ def register(sub: Any) -> None:
     )
     add_report_options(s, variants=mtrag.STEP_VARIANTS["summarize"], per_item=True)
     s.set_defaults(func=run_summarize)
-
-    _register_judge(msub)
 
 
 def _register_judge(msub: Any) -> None:
@@ -256,25 +264,14 @@ def run_condition(args: argparse.Namespace, io: CliIO) -> int:
 
 def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     steps = _judge_mtrag.parse_steps(args.steps)
-    stats = list(judges.JudgeStats().as_metrics())
-    gates = _begin(args, mtrag.JudgeAccumulator.metric_names(steps=steps) + stats)
+    gates = _begin(args, _judge_mtrag.gate_names(steps))
     checked = _judge_mtrag.read_judge_input(args.input, steps)  # the whole input, before any call
     runner = _cli_judge.judge_from_args(args, steps=_judge_mtrag.TEMPLATE_STEPS, stderr=io.stderr)
     try:
-        used = _judge_mtrag.templates_for(runner, steps)
         with _records_target(args.records, io) as fh, item_sink(args.per_item) as on_item:
-            report = _judge_mtrag.judge_file(
-                args.input,
-                fh,
-                runner=runner,
-                steps=steps,
-                templates=used,
-                judge_model=_cli_judge.judge_model(runner),
-                on_item=on_item,
-                output_name=args.records,
-                records=checked,
+            report = _judge_mtrag.run_judge_step(
+                args.input, fh, runner=runner, steps=steps, records=checked, on_item=on_item, output_name=args.records
             )
-            report = _cli_judge.with_judge_stats(report, runner)
             check_gate_names(gates, report.metrics)
     finally:
         runner.close()

@@ -52,6 +52,7 @@ from .._io import Problems, atomic_writer, iter_jsonl
 from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..judges import PromptTemplate, UnparseableAnswer
+from ..judges import options as judge_options
 from ..report import Report
 
 __all__ = [
@@ -60,7 +61,9 @@ __all__ = [
     "TEMPLATES",
     "TEMPLATE_STEPS",
     "check_steps",
+    "gate_names",
     "judge_file",
+    "run_judge_step",
     "judge_records",
     "parse_steps",
     "read_judge_input",
@@ -542,6 +545,40 @@ def judge_file(
     else:
         write(output)
     return finish(acc)
+
+
+def gate_names(steps: Sequence[str]) -> List[str]:
+    """The gateable names of an ``mtrag judge`` report: ``records``, the judged metrics, then the
+    runner's statistics (``judge_calls``, ...)."""
+    return mtrag.JudgeAccumulator.metric_names(steps=steps) + list(judges.JudgeStats().as_metrics())
+
+
+def run_judge_step(
+    path: str,
+    output: Any,
+    *,
+    runner: judges.JudgeRunner,
+    steps: Sequence[str],
+    records: Optional[Tuple[List[Dict[str, Any]], List[_Prepared]]] = None,
+    on_item: Optional[Callable[[ItemRow], None]] = None,
+    output_name: Optional[str] = None,
+) -> Report:
+    """``mtrag judge`` as the command runs it: the prompts in use (the runner's
+    ``--judge-template`` files or the built-in ones), every judge call and the records written
+    (:func:`judge_file`), and the report with the runner's statistics added."""
+    used = templates_for(runner, steps)
+    report = judge_file(
+        path,
+        output,
+        runner=runner,
+        steps=steps,
+        templates=used,
+        judge_model=judge_options.judge_model(runner),
+        on_item=on_item,
+        output_name=output_name,
+        records=records,
+    )
+    return judge_options.with_judge_stats(report, runner)
 
 
 def _judged_line(

@@ -15,6 +15,7 @@ BERTScore is not computed here (it needs model weights).  ``RB_agg`` uses ``Bert
 by an optional scorer callable (see :data:`BertScorer`) passed to :func:`score_record`.
 """
 
+import functools
 import re
 import string
 from collections import Counter
@@ -370,49 +371,10 @@ def score_record(
     tokenizer = _tokenizer(variants)
     rid = record_id or _record_id(record, "record")
     diagnostics: List[str] = []
-
-    predictions = record.get("predictions")
-    if not isinstance(predictions, list) or not predictions:
-        raise ScoringError("'predictions' is missing or empty", record=rid, field="predictions")
-    first = predictions[0]
-    pred = first.get("text") if isinstance(first, dict) else None
-    if not isinstance(pred, str):
-        raise ScoringError("must be a string", record=rid, field="predictions[0].text")
-    targets = _texts(record, "targets", rid, required=True) or []
-    passages = _texts(record, "contexts", rid, required=False)
-    if passages is None:
-        diagnostics.append(f"{rid}: 'contexts' missing, treated as []")
-        passages = []
-
-    out = dict(record)
-    for key in ("task_id", "conversation_id"):
-        value = out.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out[key] = str(value)
-    old = record.get("metrics")
-    if old is None:
-        metrics: Dict[str, Any] = {}
-    elif isinstance(old, dict):
-        metrics = {k: (list(v) if isinstance(v, list) else v) for k, v in old.items()}
-    else:
-        raise ScoringError("'metrics' must be an object", record=rid, field="metrics")
-
+    pred, targets, passages = _record_inputs(record, rid, diagnostics)
+    out, metrics = _output_record(record, rid)
     appended: List[str] = []
-
-    def put(name: str, values: List[Any]) -> None:
-        # The reference creates a metric's list inside its loop over targets (or passages),
-        # so with no targets (or passages) the key is not written at all.
-        if not values:
-            return
-        if name in metrics:
-            current = metrics[name]
-            if not isinstance(current, list):
-                raise ScoringError("existing metric is not a list", record=rid, field=f"metrics.{name}")
-            appended.append(name)
-            current.extend(values)
-        else:
-            metrics[name] = values
-
+    put = functools.partial(_put, metrics, appended, rid)
     # The prediction is normalised, cleaned and tokenized once per record (not once per
     # target or passage); each target and passage once.  Same values as recall(),
     # rouge_l_stem_false() and extractiveness_rouge_l() called pair by pair.
@@ -444,6 +406,59 @@ def score_record(
         )
     out["metrics"] = metrics
     return RecordResult(out, diagnostics)
+
+
+def _record_inputs(record: Dict[str, Any], rid: str, diagnostics: List[str]) -> Tuple[str, List[str], List[str]]:
+    """``(prediction, targets, passages)`` of a task record, checked (a missing ``contexts`` is
+    ``[]``, with a diagnostic)."""
+    predictions = record.get("predictions")
+    if not isinstance(predictions, list) or not predictions:
+        raise ScoringError("'predictions' is missing or empty", record=rid, field="predictions")
+    first = predictions[0]
+    pred = first.get("text") if isinstance(first, dict) else None
+    if not isinstance(pred, str):
+        raise ScoringError("must be a string", record=rid, field="predictions[0].text")
+    targets = _texts(record, "targets", rid, required=True) or []
+    passages = _texts(record, "contexts", rid, required=False)
+    if passages is None:
+        diagnostics.append(f"{rid}: 'contexts' missing, treated as []")
+        passages = []
+    return pred, targets, passages
+
+
+def _output_record(record: Dict[str, Any], rid: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The shallow copy written out (integer ids as strings) and a copy of its ``metrics`` to fill."""
+    out = dict(record)
+    for key in ("task_id", "conversation_id"):
+        value = out.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[key] = str(value)
+    old = record.get("metrics")
+    if old is None:
+        metrics: Dict[str, Any] = {}
+    elif isinstance(old, dict):
+        metrics = {k: (list(v) if isinstance(v, list) else v) for k, v in old.items()}
+    else:
+        raise ScoringError("'metrics' must be an object", record=rid, field="metrics")
+    return out, metrics
+
+
+def _put(metrics: Dict[str, Any], appended: List[str], rid: str, name: str, values: List[Any]) -> None:
+    """Write ``values`` as metric ``name``, appending to an existing list (named in ``appended``).
+
+    The reference creates a metric's list inside its loop over targets (or passages),
+    so with no targets (or passages) the key is not written at all.
+    """
+    if not values:
+        return
+    if name in metrics:
+        current = metrics[name]
+        if not isinstance(current, list):
+            raise ScoringError("existing metric is not a list", record=rid, field=f"metrics.{name}")
+        appended.append(name)
+        current.extend(values)
+    else:
+        metrics[name] = values
 
 
 def _recalls(pred: str, targets: Sequence[str]) -> List[Number]:

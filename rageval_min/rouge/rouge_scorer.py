@@ -236,6 +236,39 @@ def _packed_union(
     ``layout`` (bit ``p`` set: token ``layout[p]`` is in the union LCS of its
     sentence with some candidate sentence).
     """
+    block_lanes = ((1 << width) - 1) ^ guards
+    n_blocks, starts, ends, joined = _fill_blocks(width, masks, block_lanes, cans)
+    nbytes = (width >> 3) * n_blocks
+    frm = int.from_bytes
+    col_m = [frm(j, "little") for j in joined]
+    m_flipped = b"".join(joined).translate(_REV_BYTE)  # bit-reversed, read like `flipped` below
+    copies = 0
+    for b in range(n_blocks):
+        copies |= 1 << (b * width)
+    flipped = _forward_stops(col_m, starts, block_lanes * copies, nbytes)
+    rev = _reverser(nbytes)
+    gr = rev((guards & (block_lanes >> 1)) * copies)  # the guard below each lane, reversed: above it
+    lb = rev(((guards >> 1) & block_lanes) * copies)  # each lane's top row, reversed: its lowest bit
+    found = _backward_hits(ends, col_m, flipped, m_flipped, rev, gr, lb, nbytes)
+    out = 0
+    if found:
+        found = rev(found)
+        block = (1 << width) - 1
+        while found:
+            out |= found & block
+            found >>= width
+    return out
+
+
+def _fill_blocks(
+    width: int, masks: Dict[Hashable, int], block_lanes: int, cans: List[List[Hashable]]
+) -> Tuple[int, List[int], List[int], List[bytes]]:
+    """The blocks of :func:`_packed_union`: ``(blocks, starts, ends, joined)``.
+
+    ``starts[s]`` are the lanes set to all ones before forward step ``s``, ``ends[s]`` the
+    lanes set whole before backward step ``s``; ``joined[s]`` the match rows of every block at
+    step ``s`` (little-endian bytes).
+    """
     lens = list(map(len, cans))
     longest = max(lens)
     # enough blocks that each can be filled to about the longest sentence: the steps (the
@@ -248,11 +281,9 @@ def _packed_union(
         blocks[b].append(cans[k])
         fill[b] += lens[k]
     steps = max(fill)
-    nbytes = (width >> 3) * n_blocks
     row_bytes = width >> 3
     zero = bytes(row_bytes)
     as_bytes = {tok: m.to_bytes(row_bytes, "little") for tok, m in masks.items()}.get
-    block_lanes = ((1 << width) - 1) ^ guards
     starts = [0] * steps  # forward: lanes set to all ones before step s
     ends = [0] * steps  # backward: lanes set whole before step s
     seqs: List[List[bytes]] = []
@@ -268,16 +299,15 @@ def _packed_union(
             ends[s - 1] |= lanes_b
         seqs.append(seq)
         shift += width
-    frm = int.from_bytes
     joined = list(map(b"".join, zip(*seqs)))  # per step, the match rows of every block
-    col_m = [frm(j, "little") for j in joined]
-    m_flipped = b"".join(joined).translate(_REV_BYTE)  # bit-reversed, read like `flipped` below
-    copies = 0
-    for b in range(n_blocks):
-        copies |= 1 << (b * width)
-    lanes = block_lanes * copies
+    return n_blocks, starts, ends, joined
+
+
+def _forward_stops(col_m: List[int], starts: List[int], lanes: int, nbytes: int) -> bytes:
+    """The forward pass of :func:`_packed_union`: per step, the rows that stop the walk going up
+    (matches and 0 bits of the column), all steps bit-reversed at once: step ``s`` is bytes
+    ``[s * nbytes, (s + 1) * nbytes)``."""
     v = lanes
-    # per step, the bytes of the rows that stop the walk going up: matches and 0 bits of the column
     stops: List[bytes] = []
     append = stops.append
     for m, start in zip(col_m, starts):
@@ -289,14 +319,25 @@ def _packed_union(
             append(((lanes ^ v) | m).to_bytes(nbytes, "little"))
         else:
             append((lanes ^ v).to_bytes(nbytes, "little"))
-    # all steps bit-reversed at once: step s is bytes [s * nbytes, (s + 1) * nbytes) of `flipped`
-    flipped = b"".join(stops).translate(_REV_BYTE)
-    rev = _reverser(nbytes)
-    gr = rev((guards & (block_lanes >> 1)) * copies)  # the guard below each lane, reversed: above it
-    lb = rev(((guards >> 1) & block_lanes) * copies)  # each lane's top row, reversed: its lowest bit
+    return b"".join(stops).translate(_REV_BYTE)
+
+
+def _backward_hits(
+    ends: List[int],
+    col_m: List[int],
+    flipped: bytes,
+    m_flipped: bytes,
+    rev: Callable[[int], int],
+    gr: int,
+    lb: int,
+    nbytes: int,
+) -> int:
+    """The backward walk of :func:`_packed_union` in every lane at once: the recorded match bits
+    (bit-reversed)."""
+    frm = int.from_bytes
     a = 0
     found = 0
-    hi = steps * nbytes
+    hi = len(col_m) * nbytes
     for end, m in zip(reversed(ends), reversed(col_m)):
         lo = hi - nbytes
         if end:
@@ -311,14 +352,7 @@ def _packed_union(
             else:
                 a = gr - h
         hi = lo
-    out = 0
-    if found:
-        found = rev(found)
-        block = (1 << width) - 1
-        while found:
-            out |= found & block
-            found >>= width
-    return out
+    return found
 
 
 #: A reference text as packed rows: ``(rows, width, masks, guards)``, see :func:`_layout`.
@@ -523,6 +557,34 @@ def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Any]]:
     return out
 
 
+def _checked_args(
+    target: Any, prediction: Any, rouge_types: Sequence[str], tokenizer: str
+) -> Tuple[Tuple[str, int], ...]:
+    """The parsed rouge types of a :func:`score` call, after its checks (in this order)."""
+    if isinstance(rouge_types, str):
+        raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
+    parsed = _parsed(rouge_types)
+    if tokenizer != "reference":
+        _check_tokenizer(tokenizer)
+    if not isinstance(target, str):
+        raise ScoringError(f"expected a string, got {type(target).__name__}", field="target")
+    if not isinstance(prediction, str):
+        raise ScoringError(f"expected a string, got {type(prediction).__name__}", field="prediction")
+    return parsed
+
+
+def _lines_count(
+    p_sents: List[List[Any]], p_tok: Optional[List[Any]], p_count: Optional["Counter[Hashable]"]
+) -> Tuple["Counter[Hashable]", Optional["Counter[Hashable]"]]:
+    """rougeLsum's candidate token counts, and ``p_count`` (the whole-text counts, made here if needed)."""
+    if p_tok is None:  # no whole-text tokens (yet): count the lines' tokens
+        return Counter(chain.from_iterable(p_sents)), p_count
+    # the whole-text tokens are the lines' tokens
+    if p_count is None:
+        p_count = Counter(p_tok)
+    return p_count, p_count
+
+
 def score(
     target: str,
     prediction: str,
@@ -554,15 +616,7 @@ def score(
     >>> score(prediction="a b", target="a b c d", rouge_types=["rouge1"])["rouge1"]
     Score(precision=1.0, recall=0.5, fmeasure=0.6666666666666666)
     """
-    if isinstance(rouge_types, str):
-        raise ScoringError("rouge_types must be a list of names, not a string", field="rouge_types")
-    parsed = _parsed(rouge_types)
-    if tokenizer != "reference":
-        _check_tokenizer(tokenizer)
-    if not isinstance(target, str):
-        raise ScoringError(f"expected a string, got {type(target).__name__}", field="target")
-    if not isinstance(prediction, str):
-        raise ScoringError(f"expected a string, got {type(prediction).__name__}", field="prediction")
+    parsed = _checked_args(target, prediction, rouge_types, tokenizer)
     lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
     t_tok: Optional[List[Any]] = None
@@ -589,12 +643,7 @@ def score(
     for name, n in parsed:
         if n == -2:
             assert t_sents is not None and p_sents is not None
-            if p_tok is None:  # no whole-text tokens (yet): count the lines' tokens
-                lines_count = Counter(chain.from_iterable(p_sents))
-            else:  # the whole-text tokens are the lines' tokens
-                if p_count is None:
-                    p_count = Counter(p_tok)
-                lines_count = p_count
+            lines_count, p_count = _lines_count(p_sents, p_tok, p_count)
             m = sum(map(len, t_sents))
             result[name] = _score_lsum(t_sents, p_sents, m, sum(lines_count.values()), lines_count, lay)
             continue
