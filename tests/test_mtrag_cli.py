@@ -475,3 +475,79 @@ def test_judge_checks_the_whole_input_before_any_call(server, tmp_path):
     r = run_cli(base + ["--steps", "idk", "--output", src])
     assert r.code == 2
     assert server.requests == [] and not out.exists()
+
+
+# --------------------------------------------------------------- declarations
+
+
+def test_mtrag_declarations_derive_the_old_tables():
+    """Each accumulator's METRICS gives exactly the DIRECTIONS table it spelled out before (no RATES)."""
+    from rageval_min import mtrag
+
+    higher = "higher"
+    assert mtrag.AlgorithmicAccumulator.DIRECTIONS == {
+        "Recall": higher,
+        "RougeL_stemFalse": higher,
+        "BertscoreP": higher,
+        "BertscoreR": higher,
+        "BertKPrec": higher,
+        "RB_agg": higher,
+    }
+    assert mtrag.ConditionAccumulator.DIRECTIONS == {
+        "RL_F_idk_underspecified": higher,
+        "RB_llm_idk_underspecified": higher,
+        "RB_agg_idk_underspecified": higher,
+        "RL_F_idk": higher,
+        "RB_llm_idk": higher,
+        "RB_agg_idk": higher,
+    }
+    assert mtrag.JudgeAccumulator.DIRECTIONS == {"RB_llm": higher, "RL_F": higher}
+    # summarize's item rows carry the records' metrics: each with its own step's direction (before the
+    # declarations the table was empty and compare took every one as higher-is-better)
+    summarized = mtrag.SummarizeAccumulator.DIRECTIONS
+    assert summarized["Recall"] == summarized["RL_F_idk"] == summarized["RB_agg"] == higher
+    assert "Length" not in summarized and "idk_eval" not in summarized and "source" not in summarized
+    for acc in (
+        mtrag.AlgorithmicAccumulator,
+        mtrag.ConditionAccumulator,
+        mtrag.JudgeAccumulator,
+        mtrag.SummarizeAccumulator,
+    ):
+        assert acc.RATES == {}
+
+
+def test_mtrag_declarations_cover_the_gold_sample_reports(tmp_path):
+    import io
+
+    from rageval_min import _metrics, judges, mtrag
+    from rageval_min.mtrag import judge as mtrag_judge
+
+    gold = os.path.join(ROOT, "gold_samples", "mtrag")
+    tasks = os.path.join(gold, "tasks.jsonl")
+    judged = str(tmp_path / "judged.jsonl")
+    runner = judges.JudgeRunner(
+        judges.judge_from_spec("replay:" + os.path.join(gold, "judge_cache.jsonl")),
+        options=judges.RunnerOptions(progress=io.StringIO()),
+    )
+    try:
+        judge_report = mtrag_judge.run_judge_step(
+            tasks, judged, runner=runner, steps=["underspecified", "idk", "rl_f", "rb_llm"]
+        )
+    finally:
+        runner.close()
+    reports = {
+        mtrag.AlgorithmicAccumulator: mtrag.algorithmic_file(tasks, str(tmp_path / "a.jsonl")),
+        mtrag.JudgeAccumulator: judge_report,
+        mtrag.ConditionAccumulator: mtrag.condition_file(judged, str(tmp_path / "c.jsonl")),
+        mtrag.SummarizeAccumulator: mtrag.summarize_files(
+            [os.path.join(gold, "expected_conditioned.jsonl")], settings=["demo"]
+        ),
+    }
+    for acc, report in reports.items():
+        _metrics.check_declarations(acc.METRICS, acc.INPUTS)
+        assert report.metrics, acc
+        missing = [k for k in report.metrics if _metrics.find_metric(acc.METRICS, k) is None]
+        assert not missing, (acc.COMMAND, missing)
+    assert "judge_failures" in judge_report.metrics and "idk_eval" in judge_report.metrics
+    assert _metrics.find_metric(mtrag.JudgeAccumulator.METRICS, "idk_eval").direction == "neither"
+    assert _metrics.find_metric(mtrag.AlgorithmicAccumulator.METRICS, "Length").direction == "neither"

@@ -163,3 +163,26 @@ def test_a_repeated_type_counts_once() -> None:
     twice = rouge.score_file(PAIRS, rouge_types=["rouge1", "rouge1"])
     assert twice.result == once.result and twice.metrics == once.metrics
     assert "|types=rouge1,rouge1|" in twice.signature  # the signature still records the types as given
+
+
+# --------------------------------------------------------------- declarations
+
+
+def test_rouge_declarations_derive_the_old_tables():
+    """METRICS gives exactly the DIRECTIONS table the accumulator spelled out before (no RATES)."""
+    types = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
+    old = {f"{t}.{part}": "higher" for t in types for part in ("precision", "recall", "fmeasure")}
+    assert rouge.RougeAccumulator.DIRECTIONS == old
+    assert rouge.RougeAccumulator.RATES == {}
+
+
+def test_rouge_declarations_cover_the_gold_sample_report():
+    from rageval_min import _metrics
+
+    acc = rouge.RougeAccumulator
+    _metrics.check_declarations(acc.METRICS, acc.INPUTS)
+    pairs = os.path.join(ROOT, "gold_samples", "rouge", "pairs.jsonl")
+    metrics = rouge.score_file(pairs, rouge_types=["rouge1", "rouge2", "rougeL", "rougeLsum"]).metrics
+    assert metrics and all(_metrics.find_metric(acc.METRICS, k) is not None for k in metrics), metrics
+    assert _metrics.find_metric(acc.METRICS, "rougeL.fmeasure").direction == "higher"
+    assert _metrics.find_metric(acc.METRICS, "records").direction == "neither"

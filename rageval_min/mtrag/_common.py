@@ -33,6 +33,7 @@ import math
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .._contract import Accumulator, ItemRow
+from .._metrics import InputField, Metric
 from .._signature import make_signature
 from ..errors import ScoringError
 from ..report import Report
@@ -87,6 +88,19 @@ ALGORITHMIC_METRICS = (
     "Length",
     "RB_agg",
 )
+
+#: ``records``, in every step's report but summarize's.
+RECORDS_METRIC = Metric("records", "neither", "count", "records read and written")
+
+#: Input fields every step reads the same way (the item row's ``task_id``, ``group`` and ``model``).
+TASK_ID_FIELD = InputField(
+    "task_id", ("string", "integer"), False, "the row's task_id is null; messages name file:line"
+)
+ANSWERABILITY_FIELDS = (
+    InputField("answerability", ("array", "string"), False, "conditioned as answerable; group Unknown"),
+    InputField("Answerability", ("array", "string"), False, "read only with variant answerability_alias"),
+)
+MODEL_FIELD = InputField("model_id", ("string", "integer", "number", "null"), False, "the row's model is null")
 
 #: Metrics that IDK conditioning applies to, in the reference's order.
 CONDITIONED_METRICS = ("RL_F", "RB_llm", "RB_agg")

@@ -20,11 +20,16 @@ import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from .._contract import ItemRow, register_accumulator
+from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
+    ANSWERABILITY_FIELDS,
     CONDITIONED_METRICS,
     FAMILY,
+    MODEL_FIELD,
+    RECORDS_METRIC,
+    TASK_ID_FIELD,
     ExactMean,
     RecordResult,
     _check_variants,
@@ -294,14 +299,52 @@ class ConditionAccumulator(_MeansAccumulator):
 
     FAMILY = FAMILY
     COMMAND = "condition"
-    DIRECTIONS = {
-        "RL_F_idk_underspecified": "higher",
-        "RB_llm_idk_underspecified": "higher",
-        "RB_agg_idk_underspecified": "higher",
-        "RL_F_idk": "higher",
-        "RB_llm_idk": "higher",
-        "RB_agg_idk": "higher",
-    }
+    METRICS = (
+        (RECORDS_METRIC,)
+        + tuple(
+            Metric(
+                conditioned_key(m, paper_idk=paper),
+                "higher",
+                "mean",
+                f"{m}, IDK-conditioned ({'paper_idk' if paper else 'with underspecified'} rules)",
+                per_item=True,
+                lo=0.0,
+                hi=1.0,
+            )
+            for paper in (False, True)
+            for m in CONDITIONED_METRICS
+        )
+        + (
+            Metric(
+                "{metric}_idk_underspecified",
+                "higher",
+                "mean",
+                "another --metric, IDK-conditioned (item rows carry it; declared higher as conditioning is for scores)",
+            ),
+            Metric("{metric}_idk", "higher", "mean", "another --metric, IDK-conditioned (paper_idk rules)"),
+        )
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "evaluated records with metrics.idk_eval",
+            "task_id",
+            (
+                TASK_ID_FIELD,
+                InputField("metrics", ("object",), True, "an input error"),
+                InputField("metrics.idk_eval", ("array",), True, "an input error (reference: KeyError)"),
+                InputField(
+                    "metrics.underspecified_eval",
+                    ("array",),
+                    False,
+                    "an input error on an UNDERSPECIFIED record (default rules)",
+                ),
+                InputField("metrics.{metric}", ("array",), False, "not conditioned, with a diagnostic"),
+            )
+            + ANSWERABILITY_FIELDS
+            + (MODEL_FIELD,),
+        ),
+    )
 
     def __init__(
         self,

@@ -17,10 +17,15 @@ from typing import (
 )
 
 from .._contract import ItemRow, register_accumulator
+from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
+    ANSWERABILITY_FIELDS,
     FAMILY,
+    MODEL_FIELD,
+    RECORDS_METRIC,
+    TASK_ID_FIELD,
     ExactMean,
     Number,
     _MeansAccumulator,
@@ -244,7 +249,66 @@ class JudgeAccumulator(_MeansAccumulator):
 
     FAMILY = FAMILY
     COMMAND = "judge"
-    DIRECTIONS = {"RB_llm": "higher", "RL_F": "higher"}
+    METRICS = (
+        RECORDS_METRIC,
+        Metric(
+            "underspecified_eval",
+            "neither",
+            "mean",
+            "the judge finds the response asks for clarification (1, 0.5 partly, 0); good only on underspecified turns",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "idk_eval",
+            "neither",
+            "mean",
+            "the judge finds the response says it lacks the information (1, 0.5 partly, 0); good only on unanswerable",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "RL_F",
+            "higher",
+            "mean",
+            "RAGAS-style faithfulness: supported statements / statements",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric(
+            "RB_llm",
+            "higher",
+            "mean",
+            "the judge's 1-10 rating against the reference answer, /10",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("judge_calls", "neither", "count", "judge calls made"),
+        Metric("judge_cache_hits", "neither", "count", "judge answers taken from the cache"),
+        Metric("judge_failures", "lower", "count", "judge calls that failed after the retries (value null)"),
+        Metric("judge_unparseable", "lower", "count", "judge answers that could not be parsed"),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "records with input, predictions, targets and contexts",
+            "task_id",
+            (
+                TASK_ID_FIELD,
+                InputField("input", ("array",), True, "an input error (the conversation: speaker and text per turn)"),
+                InputField("predictions", ("array",), True, "an input error (predictions[0].text is the answer)"),
+                InputField("targets", ("array",), False, "an input error for rb_llm (targets[0].text)"),
+                InputField("contexts", ("array", "null"), False, "no passages"),
+                InputField("metrics", ("object", "null"), False, "a new metrics object"),
+            )
+            + ANSWERABILITY_FIELDS
+            + (MODEL_FIELD,),
+        ),
+    )
 
     def __init__(
         self,

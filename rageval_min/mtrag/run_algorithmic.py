@@ -23,11 +23,16 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from .. import rouge as _rouge
 from .._contract import ItemRow, register_accumulator
+from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
     ALGORITHMIC_METRICS,
+    ANSWERABILITY_FIELDS,
     FAMILY,
+    MODEL_FIELD,
+    RECORDS_METRIC,
+    TASK_ID_FIELD,
     BertScorer,
     ExactMean,
     Number,
@@ -523,14 +528,52 @@ class AlgorithmicAccumulator(_MeansAccumulator):
 
     FAMILY = FAMILY
     COMMAND = "algorithmic"
-    DIRECTIONS = {
-        "Recall": "higher",
-        "RougeL_stemFalse": "higher",
-        "BertscoreP": "higher",
-        "BertscoreR": "higher",
-        "BertKPrec": "higher",
-        "RB_agg": "higher",
-    }
+    METRICS = (
+        RECORDS_METRIC,
+        Metric("Recall", "higher", "mean", "token recall of the answer against the first target", True, lo=0.0, hi=1.0),
+        Metric(
+            "RougeL_stemFalse",
+            "higher",
+            "mean",
+            "ROUGE-L F of the answer against the first target",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("BertscoreP", "higher", "mean", "rescaled BERTScore precision against the first target", True),
+        Metric("BertscoreR", "higher", "mean", "rescaled BERTScore recall against the first target", True),
+        Metric("BertKPrec", "higher", "mean", "rescaled BERTScore precision against the best passage", True),
+        Metric(
+            "Extractiveness_RougeL",
+            "neither",
+            "mean",
+            "how much of the answer is copied from the best passage (ROUGE-L F, 1 when contained)",
+            True,
+            lo=0.0,
+            hi=1.0,
+        ),
+        Metric("Length", "neither", "mean", "answer length in characters", True, lo=0.0),
+        Metric("RB_agg", "higher", "mean", "harmonic mean of BERTScore recall, ROUGE-L and BertKPrec", True),
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "task records with predictions, targets and contexts",
+            "task_id",
+            (
+                TASK_ID_FIELD,
+                InputField("conversation_id", ("string", "integer"), False, "left out"),
+                InputField("predictions", ("array",), True, "an input error (predictions[0].text is the answer)"),
+                InputField("targets", ("array",), True, "an input error"),
+                InputField("contexts", ("array",), False, "read as [] with a diagnostic (no per-passage metric)"),
+                InputField(
+                    "metrics", ("object", "null"), False, "a new metrics object (BertscoreR etc. absent: no RB_agg)"
+                ),
+            )
+            + ANSWERABILITY_FIELDS
+            + (MODEL_FIELD,),
+        ),
+    )
 
     def __init__(
         self,

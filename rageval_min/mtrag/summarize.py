@@ -4,12 +4,16 @@ From evaluated JSONL files or InspectorRAGet analytics files (the paper's Table 
 file-level function is :func:`rageval_min.mtrag.files.summarize_files`.
 """
 
-from typing import Any, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .._contract import Accumulator, ItemRow, register_accumulator
+from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
 from ..report import Report, render
 from ._common import (
+    ALGORITHMIC_METRICS,
+    ANSWERABILITY_FIELDS,
+    CONDITIONED_METRICS,
     EXCLUDED_FROM_ALL,
     FAMILY,
     GROUPS,
@@ -137,6 +141,19 @@ def summary_values(metrics: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+#: What an evaluated record's metrics are, as their own steps declare them (the metrics an item row
+#: of ``summarize`` carries): every MT-RAG metric is a score, higher is better, but for these.
+_DESCRIPTIVE = ("Extractiveness_RougeL", "Length", "idk_eval", "underspecified_eval")
+_ROW_METRICS = tuple(
+    Metric(name, "neither" if name in _DESCRIPTIVE else "higher", "mean", f"the record's {name}", per_item=True)
+    for name in dict.fromkeys(
+        ALGORITHMIC_METRICS
+        + ("idk_eval", "underspecified_eval", "RL_F", "RB_llm")
+        + tuple(m + suffix for m in CONDITIONED_METRICS for suffix in ("_idk_underspecified", "_idk"))
+    )
+)
+
+
 #: The plain fields of a ``summarize`` item row (every other key is a metric).
 SUMMARY_FIELDS = ("task_id", "source", "setting", "input", "format", "model", "group")
 
@@ -151,7 +168,38 @@ class SummarizeAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "summarize"
-    DIRECTIONS: ClassVar[Mapping[str, str]] = {}
+    METRICS = (
+        Metric(
+            "{setting}/{model}/{group}/{metric}",
+            "neither",
+            "mean",
+            "mean of one metric over one setting, model and answerability group (better as that metric is)",
+        ),
+        Metric("source", "neither", "count", "which --input the row comes from (0, 1, ...)", per_item=True),
+    ) + _ROW_METRICS
+    INPUTS = (
+        Input(
+            "--input",
+            "evaluated records (.jsonl)",
+            "task_id",
+            (
+                InputField("task_id", ("string", "integer"), False, "the row's task_id is null"),
+                InputField("metrics", ("object",), True, "an input error"),
+            )
+            + ANSWERABILITY_FIELDS
+            + (InputField("model_id", ("string", "integer", "number", "null"), False, "--model, else the setting"),),
+        ),
+        Input(
+            "--input",
+            "an InspectorRAGet analytics file (.json)",
+            "task_id",
+            (
+                InputField("tasks", ("array",), True, "an input error (task_id and answerability per task)"),
+                InputField("evaluations", ("array",), False, "results is read (schema 2)"),
+                InputField("results", ("array",), False, "an input error when evaluations is missing too"),
+            ),
+        ),
+    )
 
     def __init__(self, *, metrics: Sequence[str] = (), variants: Sequence[str] = ()) -> None:
         super().__init__(metrics=list(metrics), variants=list(check_variants(variants)))

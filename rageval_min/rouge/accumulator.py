@@ -29,6 +29,7 @@ from typing import (
 
 from .._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
 from .._io import Problems, iter_records
+from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..report import Report
@@ -248,7 +249,32 @@ class RougeAccumulator(Accumulator):
 
     FAMILY = FAMILY
     COMMAND = "score"
-    DIRECTIONS = {f"{t}.{part}": "higher" for t in _ALL_TYPES for part in _PARTS}
+    METRICS = (Metric("records", "neither", "count", "records scored"),) + tuple(
+        Metric(
+            f"{t}.{part}",
+            "higher",
+            "mean",
+            f"{t} {part}, averaged over the records (rouge-score 0.1.2's value per record)",
+            per_item=True,
+            lo=0.0,
+            hi=1.0,
+        )
+        for t in _ALL_TYPES
+        for part in _PARTS
+    )
+    INPUTS = (
+        Input(
+            "--input",
+            "prediction/reference pairs",
+            "id",
+            (
+                InputField("id", ("string", "integer", "number", "boolean", "null"), False, "rows keyed by line"),
+                InputField("prediction", ("string",), True, "an input error"),
+                InputField("reference", ("string",), False, "an input error unless references is given"),
+                InputField("references", ("array",), False, "an input error unless reference is given"),
+            ),
+        ),
+    )
 
     def __init__(
         self,
