@@ -3,7 +3,8 @@
 The ``condition`` step (the reference pipeline's last stage): its record function, item rows and
 accumulator; its file-level function is :func:`rageval_min.mtrag.files.condition_file`.
 
-Int-versus-float rule of the reference kept here, because it reaches the JSON output:
+Int-versus-float rule of the reference kept here, because it reaches the JSON output (the
+per-value rules of the algorithmic step are :mod:`rageval_min.mtrag.run_algorithmic`'s):
 
 * per **column**, for ``idk_eval``, ``underspecified_eval`` and the conditioned metrics: the
   reference builds each as a pandas column before writing the file, so one float (0.5) or

@@ -8,7 +8,8 @@ Int-versus-float rules of the reference are kept, because they reach the JSON ou
 * per value, in the algorithmic step (plain ``json.dump`` of Python values): ``Recall`` is
   int ``0`` when nothing overlaps, ``RougeL_stemFalse`` int ``0`` when a side has no tokens,
   ``Extractiveness_RougeL`` int ``1`` on the containment shortcut, ``RB_agg`` int ``0`` under
-  the zero guard, ``Length`` always int;
+  the zero guard, ``Length`` always int.  (The per-column rule of the later steps is
+  :mod:`rageval_min.mtrag.conditioning`'s.)
 
 BERTScore is not computed here (it needs model weights).  ``RB_agg`` uses ``BertscoreR`` and
 ``BertKPrec`` values already present in the input record's ``metrics``, or values produced

@@ -7,8 +7,8 @@ The ``rouge`` command (the family contract, ``docs/adding-a-family.md``)
     ``line`` when the record has no id, then ``TYPE.precision``,
     ``TYPE.recall``, ``TYPE.fmeasure``); :class:`RougeAccumulator` averages
     the rows (sequential float sums in input order, divided by the count);
-    :func:`score_file` does both for a file.  Every metric is
-    higher-is-better.
+    :func:`score_file` does both for a file.  Every ``TYPE.PART`` metric is
+    higher-is-better; ``records`` is a count (see ``RougeAccumulator.METRICS``).
 """
 
 import functools

@@ -39,9 +39,10 @@ F-measure
     ``F(p, r) = 2 * p * r / (p + r)`` evaluated left to right, ``0.0`` when
     ``p + r == 0``.
 
-Tokens are :mod:`rageval_min.rouge.tokenizers`' (``tokenize.py``); the LCS kernel is
-``lcs.py``, :class:`Score` ``scoring.py``; the
-``rouge`` command's records, item rows and accumulator are ``accumulator.py``.
+The rest of the family: the tokens come from ``tokenizers.py`` (upstream ``tokenize.py`` and
+``tokenizers.py``), the LCS kernel is ``lcs.py``, :class:`Score` is ``scoring.py``, the
+``--backend`` choice ``backends.py``, and the ``rouge`` command's records, item rows,
+accumulator and :func:`~rageval_min.rouge.accumulator.score_file` are ``accumulator.py``.
 
 >>> s = score("The cat sat on the mat.", "the cat was on the mat", rouge_types=["rouge1", "rougeL"])
 >>> s["rouge1"]
@@ -73,7 +74,7 @@ from ..errors import ScoringError
 from ..porter import STEMMER_ID
 from .lcs import _lcs_on_masks, _lcs_walk, _position_masks, lcs_length, lcs_lengths
 from .scoring import _ZERO, Score, _fmeasure, _new_score
-from .tokenizers import _STEMS, UNICODE_VARIANT, _check_tokenizer, _ref_bytes_nl, _tokens
+from .tokenizers import UNICODE_VARIANT, _check_tokenizer, _sentences, _tokens
 
 __all__ = [
     "FAMILY",
@@ -531,30 +532,6 @@ def validate_rouge_types(rouge_types: Iterable[str]) -> List[str]:
     names = tuple(rouge_types)
     _parsed(names)
     return list(names)
-
-
-def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Any]]:
-    """rougeLsum's sentences: the tokens of each line of ``text.split("\\n")``, token-less ones dropped.
-
-    (A sentence without tokens adds nothing to a rougeLsum score.)  With the
-    reference tokenizer the whole text is mapped at once: lower-casing and the
-    byte tables act on each character alone and ``"\\n"`` separates tokens,
-    so each line gets the tokens it gets when tokenized alone.
-    """
-    if tokenizer != "reference":
-        return [toks for toks in (_tokens(line, stem, tokenizer) for line in text.split("\n") if line) if toks]
-    lines = _ref_bytes_nl(text).split(b"\n")
-    if not stem:
-        return [toks for toks in map(bytes.split, lines) if toks]
-    get = _STEMS.__getitem__
-    out: List[List[Any]] = []
-    for line in lines:
-        toks = list(map(get, line.decode("ascii").split()))
-        if "" in toks:
-            toks = [t for t in toks if t]
-        if toks:
-            out.append(toks)
-    return out
 
 
 def _checked_args(

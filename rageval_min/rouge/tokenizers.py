@@ -23,7 +23,7 @@ ASCII ``[a-z0-9]`` tokens of more than 3 characters.
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import ScoringError
 from ..porter import porter_stem
@@ -172,3 +172,27 @@ def tokenize(
         return [t for t in stemmed if _VALID_TOKEN.match(t)]
     toks = _uni_token().findall(unicodedata.normalize("NFKC", text).casefold())
     return [stemmer(t) if len(t) > 3 and t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
+
+
+def _sentences(text: str, stem: bool, tokenizer: str) -> List[List[Any]]:
+    """rougeLsum's sentences: the tokens of each line of ``text.split("\\n")``, token-less ones dropped.
+
+    (A sentence without tokens adds nothing to a rougeLsum score.)  With the
+    reference tokenizer the whole text is mapped at once: lower-casing and the
+    byte tables act on each character alone and ``"\\n"`` separates tokens,
+    so each line gets the tokens it gets when tokenized alone.
+    """
+    if tokenizer != "reference":
+        return [toks for toks in (_tokens(line, stem, tokenizer) for line in text.split("\n") if line) if toks]
+    lines = _ref_bytes_nl(text).split(b"\n")
+    if not stem:
+        return [toks for toks in map(bytes.split, lines) if toks]
+    get = _STEMS.__getitem__
+    out: List[List[Any]] = []
+    for line in lines:
+        toks = list(map(get, line.decode("ascii").split()))
+        if "" in toks:
+            toks = [t for t in toks if t]
+        if toks:
+            out.append(toks)
+    return out
