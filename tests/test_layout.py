@@ -179,3 +179,34 @@ def test_a_family_added_as_the_doc_says_works_everywhere(tmp_path):
     assert r.returncode == one.returncode and r.stdout == one.stdout
     r = _run(["myfam", "--gold", g, "--trace", t, "--format", "html"], cwd)
     assert r.returncode in (0, 1) and 'data-family="myfam"' in r.stdout and "<svg" in r.stdout
+
+
+def _functions():
+    for module, path in sorted(_modules().items()):
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield module, path, node
+
+
+def test_no_module_over_1000_lines():
+    big = {m: n for m, p in _modules().items() if (n := open(p, encoding="utf-8").read().count("\n")) > 1000}
+    assert not big, big
+
+
+def test_no_function_over_80_lines_unless_it_mirrors_upstream_line_by_line():
+    long = []
+    for module, _, f in _functions():
+        n = (f.end_lineno or f.lineno) - f.lineno + 1
+        if n > 80 and "line by line" not in (ast.get_docstring(f) or ""):
+            long.append(f"{module}.{f.name} ({n} lines)")
+    assert not long, long
+
+
+def test_no_command_handler_over_60_lines():
+    long = []
+    for module, _, f in _functions():
+        n = (f.end_lineno or f.lineno) - f.lineno + 1
+        if module.endswith(".cli") and not f.name.startswith(("register", "_register", "_add_")) and n > 60:
+            long.append(f"{module}.{f.name} ({n} lines)")
+    assert not long, long
