@@ -180,6 +180,56 @@ def build_parser(command: Optional[str] = None, words: Sequence[str] = ()) -> ar
     return parser
 
 
+class _GuardedStdout:
+    """Standard output that records its first write error (its reader gone, closed with ``>&-``,
+    full) and drops what follows, so that the command still runs to its verdict: a failed gate is
+    exit 1 whatever happens to standard output, and a write error is otherwise exit 2."""
+
+    def __init__(self, stream: Optional[TextIO]) -> None:
+        self._stream = stream
+        self.error: Optional[str] = None
+
+    def write(self, text: str) -> int:
+        if self.error is None and self._stream is None:
+            self.error = "standard output is closed"
+        if self.error is None and self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except OSError as exc:
+                self.error = exc.strerror or str(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None and self._stream is not None:
+            try:
+                self._stream.flush()
+            except OSError as exc:
+                self.error = exc.strerror or str(exc)
+
+
+def _run(words: Sequence[str], io: CliIO) -> int:
+    parser = build_parser(_command_of(words), words)
+    args = parser.parse_args(words)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if hasattr(args, "jobs"):  # a scoring command: its engine and partial-state sink
+        from ._cli_common import execution
+
+        with execution(args):
+            return int(func(args, io))
+    return int(func(args, io))
+
+
+def _after_stdout_error(code: int, error: str, io: CliIO) -> int:
+    """The exit code once standard output failed: a failed gate stays 1; a success becomes 2."""
+    if code != EXIT_OK:  # the command's own outcome (its lines already written) stands
+        return code
+    io.stderr.write(f"rageval-min: error: cannot write to standard output: {error}\n")
+    return EXIT_USAGE
+
+
 def main(
     argv: Optional[Sequence[str]] = None,
     *,
@@ -187,24 +237,15 @@ def main(
     stderr: Optional[TextIO] = None,
 ) -> int:
     """Run the CLI and return its exit code (see the module docstring)."""
-    io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
+    out = _GuardedStdout(stdout if stdout is not None else sys.stdout)
+    io = CliIO(out, stderr or sys.stderr)  # type: ignore[arg-type]
     token = _IO.set(io)
     try:
-        words = list(sys.argv[1:] if argv is None else argv)
-        parser = build_parser(_command_of(words), words)
-        args = parser.parse_args(words)
-        func = getattr(args, "func", None)
-        if func is None:
-            parser.print_help()
-            return EXIT_USAGE
-        if hasattr(args, "jobs"):  # a scoring command: its engine and partial-state sink
-            from ._cli_common import execution
-
-            with execution(args):
-                return int(func(args, io))
-        return int(func(args, io))
+        code = _run(list(sys.argv[1:] if argv is None else argv), io)
+        out.flush()  # a full stdout shows now, while the exit code can still say so
+        return code if out.error is None else _after_stdout_error(code, out.error, io)
     except _Exit as exc:
-        return exc.status
+        return exc.status if out.error is None else _after_stdout_error(exc.status, out.error, io)
     except ScoringError as exc:
         io.stderr.write(f"rageval-min: error: {exc}\n")
         return EXIT_USAGE
@@ -214,8 +255,6 @@ def main(
     except _Signalled as exc:
         io.stderr.write(f"rageval-min: terminated by signal {exc.signum}\n")
         return 128 + exc.signum
-    except BrokenPipeError:
-        return EXIT_OK
     except Exception as exc:  # a bug in rageval-min: one line, distinct code
         if os.environ.get("RAGEVAL_MIN_TRACEBACK"):
             import traceback
@@ -233,4 +272,11 @@ def main(
 def main_entry() -> None:
     """Console-script entry point: ``sys.exit(main())``, with SIGTERM/SIGHUP handled."""
     install_signal_handlers()
-    sys.exit(main())
+    code = main()
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError:  # already reported by main(); keep the interpreter's exit from printing it again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(code)
