@@ -78,6 +78,11 @@ def add_report_options(
         metavar='"NAME OP VALUE"',
         help="fail (exit 1) unless the metric NAME satisfies OP VALUE; OP is one of >= <= > < ==; repeatable",
     )
+    group.add_argument(
+        "--strict",
+        action="store_true",
+        help="an input field that is missing, of another type or misspelled is an error (exit 2), not a diagnostic",
+    )
     if per_item:
         add_per_item_option(group)
     if variants:
@@ -280,7 +285,27 @@ def prepare(
     report_targets(args)
     check_paths(args, inputs)
     _COLLECTED.set([] if getattr(args, "intervals", False) else None)
+    _SCHEMA_NOTES.set(_input_diagnostics(args))
     return gates
+
+
+#: The running command's input diagnostics (see :mod:`rageval_min._schema`), added to its report.
+_SCHEMA_NOTES: "contextvars.ContextVar[List[str]]" = contextvars.ContextVar("rageval_min_schema_notes", default=[])
+
+
+def _input_diagnostics(args: argparse.Namespace) -> List[str]:
+    """What the running command's input files hold against the fields its accumulator declares."""
+    from ._contract import accumulator_class
+    from ._schema import check_inputs
+
+    family = getattr(args, "command", None)
+    try:
+        cls = accumulator_class(str(family), getattr(args, f"{family}_command", None) or "score")
+    except ScoringError:  # not a scoring command
+        return []
+    paths = {i.option: getattr(args, i.option.lstrip("-").replace("-", "_"), None) for i in cls.INPUTS}
+    named = {k: v for k, v in paths.items() if isinstance(v, str)}
+    return check_inputs(cls.INPUTS, named, strict=bool(getattr(args, "strict", False)))
 
 
 def emit_report(
@@ -303,6 +328,9 @@ def emit_report(
     gates = parse_gates(args)
     check_gate_names(gates, report.metrics)
     outcomes: Sequence[GateOutcome] = evaluate_gates(gates, report.metrics)
+    notes = _SCHEMA_NOTES.get()
+    if notes:
+        report = report._replace(diagnostics=list(report.diagnostics) + notes)
     rows = _COLLECTED.get()
     if getattr(args, "intervals", False) and rows is not None and report.intervals is None:
         from ._intervals import compute_intervals
