@@ -4,15 +4,16 @@ import argparse
 import contextvars
 import os
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
 from ._contract import ItemRow, item_row_json, provenance
 from ._io import atomic_writer, open_output
 from .errors import ScoringError
-from .gates import Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
+from .gates import BOUNDS, Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
 from .report import FORMATS, Formatter, Report, overall_pass, render
 
 __all__ = [
+    "bounds_of",
     "printable",
     "CliIO",
     "add_per_item_option",
@@ -284,7 +285,8 @@ def prepare(
         check_gate_names(gates, metric_names)
     report_targets(args)
     check_paths(args, inputs)
-    _COLLECTED.set([] if getattr(args, "intervals", False) else None)
+    wanted = getattr(args, "intervals", False) or any(g.name.endswith(BOUNDS) for g in gates)
+    _COLLECTED.set([] if wanted else None)
     _SCHEMA_NOTES.set(_input_diagnostics(args))
     return gates
 
@@ -308,6 +310,14 @@ def _input_diagnostics(args: argparse.Namespace) -> List[str]:
     return check_inputs(cls.INPUTS, named, strict=bool(getattr(args, "strict", False)))
 
 
+def bounds_of(intervals: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+    """The gateable ``NAME.ci_low`` / ``NAME.ci_high`` values of ``--intervals``' intervals."""
+    out: Dict[str, Any] = {}
+    for name, iv in intervals.items():
+        out[name + ".ci_low"], out[name + ".ci_high"] = iv.get("low"), iv.get("high")
+    return out
+
+
 def emit_report(
     report: Report,
     args: argparse.Namespace,
@@ -326,16 +336,20 @@ def emit_report(
     what that line says of a gate whose value is undefined.
     """
     gates = parse_gates(args)
-    check_gate_names(gates, report.metrics)
-    outcomes: Sequence[GateOutcome] = evaluate_gates(gates, report.metrics)
+    intervals = report.intervals
+    rows = _COLLECTED.get()
+    if rows is not None and intervals is None:  # --intervals, or a gate on an interval bound
+        from ._intervals import compute_intervals
+
+        intervals = compute_intervals(report.family, report.metrics, rows)
+    if getattr(args, "intervals", False):
+        report = report._replace(intervals=intervals)
+    metrics = dict(report.metrics, **bounds_of(intervals or {}))
+    check_gate_names(gates, metrics)
+    outcomes: Sequence[GateOutcome] = evaluate_gates(gates, metrics)
     notes = _SCHEMA_NOTES.get()
     if notes:
         report = report._replace(diagnostics=list(report.diagnostics) + notes)
-    rows = _COLLECTED.get()
-    if getattr(args, "intervals", False) and rows is not None and report.intervals is None:
-        from ._intervals import compute_intervals
-
-        report = report._replace(intervals=compute_intervals(report.family, report.metrics, rows))
     for target in report_targets(args):
         text = render(report, target.fmt, outcomes, formatters)
         if target.path is None and stdout_suffix:

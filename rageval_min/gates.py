@@ -14,7 +14,7 @@ from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence,
 
 from .errors import ScoringError
 
-__all__ = ["Gate", "GateOutcome", "OPERATORS", "evaluate_gates", "parse_gate"]
+__all__ = ["BOUNDS", "Gate", "GateOutcome", "OPERATORS", "evaluate_gates", "parse_gate"]
 
 Number = Union[int, float]
 
@@ -101,13 +101,22 @@ def compare(value: Number, op: str, threshold: float) -> bool:
     raise ScoringError(f"unknown gate operator {op!r}")
 
 
+#: The suffixes that name a bound of a metric's ``--intervals`` interval in a gate (``precision.ci_low>=0.7``).
+BOUNDS = (".ci_low", ".ci_high")
+
+
 def check_gate_names(gates: Iterable[Gate], names: Iterable[str]) -> None:
-    """Raise a usage error if a gate names no known metric."""
+    """Raise a usage error if a gate names no known metric, nor a bound (:data:`BOUNDS`) of one."""
     valid = list(names)
     known = set(valid)
     for gate in gates:
-        if gate.name not in known:
-            raise ScoringError(f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: " + ", ".join(valid))
+        base = gate.name[: -len(gate.name.split(".")[-1]) - 1] if gate.name.endswith(BOUNDS) else None
+        if gate.name not in known and base not in known:
+            raise ScoringError(
+                f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: "
+                + ", ".join(valid)
+                + " (and NAME.ci_low, NAME.ci_high: the bounds of a metric's interval)"
+            )
 
 
 def evaluate_gates(

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from ..gates import GateOutcome
 
-__all__ = ["Number", "Report", "format_number", "gate_rows", "overall_pass", "status_word"]
+__all__ = ["Number", "Report", "format_number", "gate_rows", "interval_text", "overall_pass", "status_word"]
 
 Number = Union[int, float]
 
@@ -60,6 +60,14 @@ def format_number(value: Any, *, digits: int = 6, exact_from: float = 1e6) -> st
             return str(value)
         return f"{value:.{digits}g}" if abs(value) < exact_from else repr(value)
     return str(value)
+
+
+def interval_text(report: Report, name: str) -> str:
+    """``[low, high]`` of ``name``'s ``--intervals`` interval for people ("" without one)."""
+    iv = (report.intervals or {}).get(name)
+    if not iv or iv.get("low") is None or iv.get("high") is None:
+        return ""
+    return f"[{format_number(iv['low'])}, {format_number(iv['high'])}]"
 
 
 def status_word(passed: Optional[bool]) -> str:

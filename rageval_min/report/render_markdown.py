@@ -3,7 +3,7 @@
 from typing import Sequence
 
 from ..gates import GateOutcome
-from .model import Report, format_number, gate_rows, overall_pass, status_word
+from .model import Report, format_number, gate_rows, interval_text, overall_pass, status_word
 
 __all__ = ["render_markdown"]
 
@@ -15,7 +15,13 @@ def _md_cell(text: str) -> str:
 def render_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     ok = overall_pass(report, outcomes)
     lines = [f"### rageval-min {report.family}: {'PASS' if ok else 'FAIL'}", ""]
-    if report.metrics:
+    if report.metrics and report.intervals:  # --intervals: a third column
+        lines += ["| metric | value | interval |", "| --- | ---: | ---: |"]
+        lines += [
+            f"| {_md_cell(k)} | {format_number(v)} | {interval_text(report, k)} |" for k, v in report.metrics.items()
+        ]
+        lines.append("")
+    elif report.metrics:
         lines += ["| metric | value |", "| --- | ---: |"]
         lines += [f"| {_md_cell(k)} | {format_number(v)} |" for k, v in report.metrics.items()]
         lines.append("")
