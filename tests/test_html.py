@@ -545,3 +545,30 @@ def test_pairwise_page_splits_consistency_per_model(tmp_path):
     page = out.read_text(encoding="utf-8")
     for model in ("m1", "m2", "m3"):
         assert f"{model}: swap consistency over" in page
+
+
+def test_compare_colours_follow_the_verdict_and_axes_ignore_last_bit_noise() -> None:
+    """A metric whose verdict is "no significant change" is not drawn red because some pairs moved
+    down, and an interval bound of 1.0000000000000002 does not stretch a 0..1 axis to 2."""
+    m = {
+        "kind": "binary",
+        "direction": "higher",
+        "n": 20,
+        "baseline": 0.5,
+        "candidate": 0.5,
+        "delta": 0.0,
+        "ci_low": -0.1,
+        "ci_high": 0.1,
+        "p_value": 1.0,
+        "test": "mcnemar_exact",
+        "improved": 2,
+        "regressed": 2,
+        "baseline_ci": [0.3, 1.0000000000000002],
+        "candidate_ci": [0.3, 0.7],
+        "verdict": "no significant change",
+    }
+    result = {"key": "id", "paired": 20, "only_baseline": 0, "only_candidate": 0, "metrics": {"hit": m}}
+    page = render(Report("compare", "sig", result, {"hit.delta": 0.0}), "html")
+    assert '<span class="st-fail">' not in page and "no significant change" in page
+    ticks = re.findall(r'class="tick"[^>]*>([^<]*)</text>', page)
+    assert "1" in ticks and "2" not in ticks, ticks

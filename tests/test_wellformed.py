@@ -30,3 +30,22 @@ def test_gate_lines_escape_control_characters():
     line = err.getvalue()
     assert line.count("\n") == 1 and "\x1b" not in line and "\\x1b[2J" in line and "\\u2028" in line
     assert printable("plain text, ünïcode ✓") == "plain text, ünïcode ✓"
+
+
+def test_gates_the_reference_did_not_evaluate_show_their_own_outcome():
+    """grounding's reference stops at its first failing gate; a later gate that fails on its own value
+    is shown failing (with the short-circuit said beside it), never as merely 'not evaluated'."""
+    import os
+
+    from conftest import ROOT, run_cli
+
+    g = os.path.join(ROOT, "gold_samples", "grounding")
+    argv = ["grounding", "--gold", os.path.join(g, "gold.jsonl"), "--trace", os.path.join(g, "trace.jsonl")]
+    text = run_cli(argv + ["--format", "text"])
+    assert text.code == 1
+    assert "chr>=0.75            0.666667  FAIL (not evaluated by the reference: an earlier gate failed)" in text.out
+    assert "under_refusal<=0.05  0         pass (not evaluated by the reference" in text.out
+    junit = ET.fromstring(run_cli(argv + ["--format", "junit"]).out.encode("utf-8"))
+    assert junit.get("failures") == "2" and junit.get("skipped") == "2"
+    html = run_cli(argv + ["--format", "html"]).out
+    assert '<span class="st-fail">FAIL (not evaluated by the reference' in html

@@ -10,7 +10,18 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from ..gates import GateOutcome
 
-__all__ = ["Number", "Report", "format_number", "gate_rows", "interval_text", "overall_pass", "status_word"]
+__all__ = [
+    "SHORT_CIRCUIT",
+    "Number",
+    "Report",
+    "format_number",
+    "gate_rows",
+    "gate_status",
+    "interval_text",
+    "overall_pass",
+    "own_outcome",
+    "status_word",
+]
 
 Number = Union[int, float]
 
@@ -73,6 +84,30 @@ def interval_text(report: Report, name: str) -> str:
 def status_word(passed: Optional[bool]) -> str:
     """``pass``, ``FAIL`` or ``skipped`` (a gate the reference did not evaluate)."""
     return {True: "pass", False: "FAIL", None: "skipped"}[passed]
+
+
+#: What a gate the reference did not evaluate says beside its own outcome.
+SHORT_CIRCUIT = "not evaluated by the reference: an earlier gate failed"
+
+
+def own_outcome(o: GateOutcome) -> Optional[bool]:
+    """A gate's outcome on its own value, also where the reference stopped before it (None: no value)."""
+    if o.passed is not None or o.value is None:
+        return o.passed
+    from ..gates import compare
+
+    return compare(o.value, o.op, o.threshold)
+
+
+def gate_status(o: GateOutcome) -> str:
+    """``pass``/``FAIL``, with the reference's short-circuit stated beside a gate it did not evaluate.
+
+    >>> gate_status(GateOutcome("chr", ">=", 0.75, 0.6, None, "chr>=0.75"))
+    'FAIL (not evaluated by the reference: an earlier gate failed)'
+    """
+    own = own_outcome(o)
+    word = status_word(own)
+    return word if o.passed is not None or own is None else f"{word} ({SHORT_CIRCUIT})"
 
 
 def gate_rows(report: Report, outcomes: Sequence[GateOutcome]) -> List[GateOutcome]:

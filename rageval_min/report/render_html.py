@@ -28,7 +28,7 @@ from typing import Callable, Optional, Sequence
 
 from ..gates import GateOutcome
 from .charts import Ctx, generic, metric_num, num, status_class, table, tree
-from .model import Report, overall_pass
+from .model import Report, gate_status, overall_pass, own_outcome
 from .svg import (
     esc,
 )
@@ -132,7 +132,8 @@ def _gates_html(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     rows = []
     n_family = len(list(report.family_gates))
     for i, o in enumerate(gates):
-        cls, text = status_class(o.passed)
+        cls, _ = status_class(own_outcome(o))  # the colour says what the value does; the words add the rest
+        text = gate_status(o)
         own = _own_gates_source(report.family)
         source = own if i < n_family else "--gate"
         rows.append(

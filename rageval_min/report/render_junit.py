@@ -1,5 +1,6 @@
 """The ``junit`` format: JUnit XML, one ``testcase`` per gate (failed gates get a
-``failure``, gates the reference did not evaluate are ``skipped``); with no gates, one passing
+``failure``, and so does a gate the reference did not evaluate whose own value fails, with the
+reference's short-circuit in its message; one that would pass is ``skipped``); with no gates, one passing
 ``testcase`` named ``evaluation``.
 """
 
@@ -7,7 +8,7 @@ import re
 from typing import Sequence
 
 from ..gates import GateOutcome
-from .model import Report, format_number, gate_rows
+from .model import SHORT_CIRCUIT, Report, format_number, gate_rows, own_outcome
 
 __all__ = ["escape", "quoteattr", "render_junit"]
 
@@ -53,8 +54,8 @@ def quoteattr(text: str) -> str:
 def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     suite = f"rageval-min.{report.family}"
     gates = gate_rows(report, outcomes)
-    failures = sum(1 for o in gates if o.passed is False)
-    skipped = sum(1 for o in gates if o.passed is None)
+    failures = sum(1 for o in gates if own_outcome(o) is False)
+    skipped = sum(1 for o in gates if o.passed is None and own_outcome(o) is not False)
     tests = max(len(gates), 1)
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
     out.append(f'<testsuites name="rageval-min" tests="{tests}" failures="{failures}" errors="0" skipped="{skipped}">')
@@ -72,12 +73,14 @@ def render_junit(report: Report, outcomes: Sequence[GateOutcome]) -> str:
         head = f"    <testcase classname={quoteattr(suite)} name={quoteattr(o.text)}"
         if o.passed is True:
             out.append(head + "/>")
-        elif o.passed is None:
+        elif o.passed is None and own_outcome(o) is not False:
             out.append(head + ">")
-            out.append('      <skipped message="not evaluated: an earlier reference gate failed"/>')
+            out.append(f"      <skipped message={quoteattr(SHORT_CIRCUIT + ' (it passes on its own value)')}/>")
             out.append("    </testcase>")
         else:
             msg = f"{o.name} = {format_number(o.value)}, required {o.op} {format_number(o.threshold)}"
+            if o.passed is None:
+                msg += f" ({SHORT_CIRCUIT})"
             out.append(head + ">")
             out.append(f"      <failure message={quoteattr(msg)}>{escape(msg)}</failure>")
             out.append("    </testcase>")

@@ -3,7 +3,7 @@
 from typing import Sequence
 
 from ..gates import GateOutcome
-from .model import Report, format_number, gate_rows, interval_text, overall_pass, status_word
+from .model import Report, format_number, gate_rows, gate_status, interval_text, overall_pass
 
 __all__ = ["render_markdown"]
 
@@ -28,7 +28,7 @@ def render_markdown(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     gates = gate_rows(report, outcomes)
     if gates:
         lines += ["| gate | value | status |", "| --- | ---: | --- |"]
-        lines += [f"| `{_md_cell(o.text)}` | {format_number(o.value)} | {status_word(o.passed)} |" for o in gates]
+        lines += [f"| `{_md_cell(o.text)}` | {format_number(o.value)} | {gate_status(o)} |" for o in gates]
         lines.append("")
     if report.diagnostics:
         lines += [f"- {_md_cell(d)}" for d in report.diagnostics]

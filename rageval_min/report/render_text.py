@@ -3,7 +3,7 @@
 from typing import List, Sequence
 
 from ..gates import GateOutcome
-from .model import Report, format_number, gate_rows, interval_text, overall_pass, status_word
+from .model import Report, format_number, gate_rows, gate_status, interval_text, overall_pass
 
 __all__ = ["render_text", "text_table"]
 
@@ -25,7 +25,7 @@ def render_text(report: Report, outcomes: Sequence[GateOutcome]) -> str:
     if gates:
         lines.append("")
         lines += text_table(
-            [("gate", "value", "status")] + [(o.text, format_number(o.value), status_word(o.passed)) for o in gates]
+            [("gate", "value", "status")] + [(o.text, format_number(o.value), gate_status(o)) for o in gates]
         )
     for d in report.diagnostics:
         lines.append(f"note: {d}")

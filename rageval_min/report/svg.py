@@ -114,14 +114,22 @@ class RefLine(NamedTuple):
     passed: Optional[bool] = None
 
 
+#: How far past a round axis end a value may lie and still end there (rounding in the last bits,
+#: as in a Wilson bound of 1.0000000000000002, must not double the axis).
+_SLACK = 1e-9
+
+
 def _nice(hi: float) -> float:
-    if hi <= 0:
-        return 1.0
-    if hi <= 1.0:
+    """The round axis end at or above ``hi`` (1, 2, 2.5 or 5 times a power of ten).
+
+    >>> _nice(0.4), _nice(1.0000000000000002), _nice(3.2), _nice(20.0000000001)
+    (1.0, 1.0, 5, 20)
+    """
+    if hi <= 1.0 + _SLACK:
         return 1.0
     mag = 10 ** math.floor(math.log10(hi))
     for m in (1, 2, 2.5, 5, 10):
-        if hi <= m * mag:
+        if hi <= m * mag * (1 + _SLACK):
             return m * mag
     return 10 * mag
 
