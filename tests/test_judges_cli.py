@@ -359,3 +359,17 @@ def test_pass_env_option_reaches_cmd_judges(tmp_path, monkeypatch):
     base = ["judge", "run", "--input", inp, "--records", out, "--judge", spec]
     assert run_cli(base).code == 0 and _rows(out)[0]["answer"] == "none"
     assert run_cli(base + ["--judge-pass-env"]).code == 0 and _rows(out)[0]["answer"] == "k-secret"
+
+
+def test_an_api_key_echoed_in_an_answer_never_reaches_the_answers_or_the_cache(tmp_path, monkeypatch):
+    """A real loopback server answering 200 with the bearer key in its text (issue #23 item 6)."""
+    key = "sk-test-echoed-0123456789"
+    monkeypatch.setenv("RAGEVAL_MIN_JUDGE_API_KEY", key)
+    inp = _prompts(tmp_path / "p.jsonl", 2)
+    out, cache = str(tmp_path / "a.jsonl"), str(tmp_path / "cache.jsonl")
+    with ChatServer(answer=lambda prompt, body: f"yes; your key is {key}, Bearer {key}") as echo:
+        r = run_cli(_base(echo, inp, out, "--judge-cache", cache))
+    assert r.code == 0, r.err
+    for path in (out, cache):
+        text = open(path, encoding="utf-8").read()
+        assert key not in text and "[REDACTED]" in text, path

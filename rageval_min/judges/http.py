@@ -211,12 +211,20 @@ class HttpJudge:
             self._live.add(watchdog)
         conn = self._connection(watchdog)
         try:
-            return self._exchange(conn, watchdog, data, headers)
+            return self._without_secrets(self._exchange(conn, watchdog, data, headers))
         finally:
             watchdog.cancel()
             with self._live_lock:
                 self._live.discard(watchdog)
             conn.close()
+
+    def _without_secrets(self, answer: str) -> str:
+        """The answer with the API key (and the keys of the environment) replaced by ``[REDACTED]``: a
+        server that echoes it in a successful answer must not get it into the answers file or cache."""
+        for secret in self._secrets():
+            if secret and len(secret) >= 4 and secret in answer:
+                answer = answer.replace(secret, "[REDACTED]")
+        return answer
 
     def _timed_out(self) -> JudgeError:
         return JudgeError(
