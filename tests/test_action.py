@@ -159,7 +159,12 @@ class ActionRun:
 
 
 def run_action(
-    inputs: Dict[str, str], workspace: str, *, action_path: str = ROOT, check_required: bool = True
+    inputs: Dict[str, str],
+    workspace: str,
+    *,
+    action_path: str = ROOT,
+    check_required: bool = True,
+    runner_env: Optional[Dict[str, str]] = None,
 ) -> ActionRun:
     """Run the composite action's steps the way a runner does."""
     bash = shutil.which("bash")
@@ -196,6 +201,7 @@ def run_action(
                 "GITHUB_STEP_SUMMARY": summary_path,
                 "GITHUB_OUTPUT": output_path,
                 "RUNNER_TEMP": runner,
+                **(runner_env or {}),
             }
         )
         for k, v in (step.get("env") or {}).items():
@@ -316,6 +322,7 @@ def test_bad_args_exit_2(tmp_path: Any, args: str, message: str) -> None:
     assert run.outputs["exit-code"] == "2"
     assert message in run.stderr
     assert f"::error title=rageval-min::rageval-min action: {message}" in run.stdout
+    assert run.summary.startswith("### rageval-min: error (exit 2)") and message in run.summary
 
 
 def test_args_are_never_expanded(tmp_path: Any) -> None:
@@ -397,3 +404,26 @@ def test_docs_workflow_compare_with_fail_on_regression(tmp_path: Any) -> None:
     html = open(run.outputs["html"], encoding="utf-8").read()
     assert "Per-item regressions" in html and 'data-pass="false"' in html
     assert run.summary.startswith("### rageval-min compare: FAIL")
+
+
+def test_args_demo_runs_as_given(tmp_path: Any) -> None:
+    """A command without report options is run without the action's --output options."""
+    ws = str(tmp_path / "ws")
+    os.makedirs(ws)
+    run = run_action({"args": "demo"}, ws)
+    assert run.code == 0, run.stderr
+    assert "all families reproduce their expected outputs" in run.stdout
+    assert "--output" not in run.stderr and run.summary.startswith("### rageval-min demo: done (exit 0)")
+
+
+def test_default_report_paths_are_unique_per_step(tmp_path: Any) -> None:
+    """Two steps of one job (GITHUB_ACTION differs) keep each other's reports."""
+    ws = _workspace(tmp_path, "grounding")
+    args = {"args": 'grounding --gold gold.jsonl --trace trace.jsonl --gate "precision>=0.5"'}
+    first = run_action(args, ws, runner_env={"GITHUB_ACTION": "__rageval-min"})
+    second = run_action(args, ws, runner_env={"GITHUB_ACTION": "__rageval-min_2"})
+    assert first.code == second.code == 0
+    assert first.outputs["junit"] == os.path.join(ws, "rageval-min-__rageval-min-junit.xml")
+    assert second.outputs["junit"] != first.outputs["junit"]
+    for run in (first, second):
+        assert os.path.exists(run.outputs["junit"]) and os.path.exists(run.outputs["html"])
