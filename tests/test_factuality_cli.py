@@ -449,7 +449,7 @@ def test_f1k_every_line_invalid_is_exit_2(tmp_path):
         ["factuality", "correlate", "--input", "{badpairs}"],
         ["factuality", "correlate", "--input", "{empty}", "--x", "a", "--y", "b"],
         ["factuality", "veriscore", "--input", "{abstained}"],
-        ["factuality", "safe", "--input", "{unrated}"],
+        ["factuality", "safe", "--input", "{unrated}", "--max-claim", "median"],
     ],
 )
 def test_no_valid_record_is_exit_2(tmp_path, argv):
@@ -469,6 +469,25 @@ def test_no_valid_record_is_exit_2(tmp_path, argv):
     r = run_cli(argv)
     assert r.code == 2 and r.out == "", r.err
     assert "no valid record" in r.err or "holds no records" in r.err, r.err
+
+
+def _write_json(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_safe_file_with_no_rated_side_is_written_through_as_the_reference_does(tmp_path):
+    """run_eval writes an experiment result whose prompts carry no eval data through unchanged; so does
+    rageval-min under variants=none, with a diagnostic (issue #24 item 9)."""
+    from rageval_min import factuality as F
+
+    data = {"side_1": "placeholder", "side_2": "x", "per_prompt_data": [{"prompt": "p"}, {"prompt": "q"}]}
+    path = _write_json(tmp_path, "unrated.json", data)
+    r = run_cli(["factuality", "safe", "--input", path])
+    assert r.code == 0 and r.out == F.dumps_reference(data), r.err
+    report = json.loads(run_cli(["factuality", "safe", "--input", path, "--format", "json"]).out)
+    assert any("written through unchanged" in d for d in report["diagnostics"])
 
 
 def test_f1k_bootstrap_runs_only_when_written_or_gated(tmp_path, monkeypatch):

@@ -439,6 +439,11 @@ def run_eval_aggregate(
     )
     acc.with_ci = with_ci
     _safe_rows(plan, acc, diagnostics, on_item)
+    if not acc.sides:  # what run_eval does with such a file: it writes it through unchanged
+        diagnostics.append(
+            "no side has posthoc eval data: the file is written through unchanged and no metric is "
+            "computed, as the reference's run_eval does"
+        )
     for text in diagnostics:
         acc.note(text)
     report = finish(acc)
@@ -489,7 +494,8 @@ def safe_evaluate(
     ``max_claim`` is run_eval's ``--max_claim`` (an integer; -1: K = 100 with
     key ``f1_-1``) or a rule (``median``, ``max``, ``pNN``) over the S+NS of
     the aggregated sides' rated prompts.  A file whose prompts carry no rating
-    at all is an input error.
+    at all is written through unchanged, as the reference does, with a
+    diagnostic (with a K rule it is an input error: there is nothing to pick K from).
     """
     check_bootstrap(bootstrap, confidence, seed)
     names = check_variants(variants, "safe")
@@ -498,9 +504,10 @@ def safe_evaluate(
     if not isinstance(data, dict):
         raise ScoringError("expected a JSON object (an experiment result)", path=path)
     prompts = data.get("per_prompt_data")
-    if isinstance(prompts, list) and not any(
+    unrated = isinstance(prompts, list) and not any(
         isinstance(p, dict) and any(f"side{n}_posthoc_eval_data" in p for n in (1, 2)) for p in prompts
-    ):
+    )
+    if unrated and fixed_k is None:  # a K rule needs ratings (run_eval itself has no rules)
         raise _no_valid(path, "no prompt of per_prompt_data has side1/side2_posthoc_eval_data")
     if fixed_k is None:
         probe: List[str] = []
@@ -514,7 +521,7 @@ def safe_evaluate(
     else:
         k_value = fixed_k
     try:
-        return run_eval_aggregate(
+        res = run_eval_aggregate(
             data,
             max_claim=k_value,
             eval_side1=eval_side1,
@@ -530,6 +537,7 @@ def safe_evaluate(
         )
     except ScoringError as exc:
         raise ScoringError(exc.msg, path=path, record=exc.record, field=exc.field) from None
+    return res
 
 
 def safe_file(
