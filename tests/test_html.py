@@ -284,9 +284,12 @@ def test_page_numbers_equal_the_json_output(pages: Dict[str, Page], name: str) -
     for v in values:
         assert json.loads(v) in numbers, f"{v} is not a number of the JSON output"
         assert v == json.dumps(json.loads(v)), f"{v} is not written as json.dumps writes it"
-    # Table cells: the shown text is the exact value, and so is the title.
-    for title, v, text in re.findall(r'<span class="n" data-v="([^"]*)" title="([^"]*)">([^<]*)</span>', page.html):
-        assert title == v == text
+    # Table cells: the shown text is rounded for reading (issue #24); the exact value is the title.
+    from rageval_min.report import format_number
+
+    for v, title, text in re.findall(r'<span class="n" data-v="([^"]*)" title="([^"]*)">([^<]*)</span>', page.html):
+        value = json.loads(v)
+        assert title == v and text == (format_number(value) if isinstance(value, float) else v)
     # Every gate of the JSON output is in the page with its value and threshold.
     for gate in page.data["gates"]:
         assert _html.esc(gate["gate"]) in page.html

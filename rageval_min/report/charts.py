@@ -9,7 +9,7 @@ in a ``data-v`` attribute (see :mod:`rageval_min.report.render_html`).
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..gates import GateOutcome
-from .model import Report
+from .model import Report, format_number
 from .svg import Bar, RefLine, bar_chart, esc, exact, is_number
 
 __all__ = [
@@ -39,10 +39,12 @@ MAX_ROWS = 300
 
 
 def num(value: Any) -> str:
-    """A value in a table cell: numbers exact with ``data-v``; everything else escaped text."""
+    """A value in a table cell: a number rounded for reading (6 significant digits), the exact JSON
+    value one hover away (``title``) and in ``data-v``; everything else escaped text."""
     if is_number(value):
         ex = exact(value)
-        return f'<span class="n" data-v="{esc(ex)}" title="{esc(ex)}">{esc(ex)}</span>'
+        shown = format_number(value) if isinstance(value, float) else ex
+        return f'<span class="n" data-v="{esc(ex)}" title="{esc(ex)}">{esc(shown)}</span>'
     if value is None:
         return '<span class="muted">null</span>'
     if isinstance(value, bool):
