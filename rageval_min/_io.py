@@ -359,12 +359,11 @@ def iter_jsonl(
                     break
                 lineno += 1
                 if len(line) > limit and not line.endswith("\n"):
-                    while line and not line.endswith("\n"):  # skip the rest of the long line
-                        line = fh.readline(1 << 20)
+                    ended = _skip_line(fh, limit)  # a line that never ends (/dev/zero) is not read forever
                     problems.add(
                         f"line longer than {max_line_bytes} bytes (is this a JSON Lines file?)", path=path, line=lineno
                     )
-                    if problems.full:
+                    if problems.full or not ended:
                         break
                     continue
                 try:
@@ -600,14 +599,60 @@ def iter_records(
     problems.raise_if_any()
 
 
+def _skip_line(fh: Any, limit: int) -> bool:
+    """Read past the rest of an over-long line, at most ``limit`` more characters; False: it went on."""
+    skipped = 0
+    line = "x"
+    while line and not line.endswith("\n"):
+        if skipped > limit:
+            return False
+        line = fh.readline(1 << 20)
+        skipped += len(line)
+    return True
+
+
+#: The largest whole-file input (a partial state, a SAFE result, a template), in bytes; raise it with
+#: the environment variable ``RAGEVAL_MIN_MAX_FILE_BYTES`` (see docs/security.md).
+MAX_FILE_BYTES = 1 << 30
+
+
+def max_file_bytes() -> int:
+    """:data:`MAX_FILE_BYTES`, or the ``RAGEVAL_MIN_MAX_FILE_BYTES`` environment variable's value."""
+    text = os.environ.get("RAGEVAL_MIN_MAX_FILE_BYTES", "")
+    if text.strip().isdigit() and len(text.strip()) <= 18:
+        return int(text)
+    return MAX_FILE_BYTES
+
+
+def _read_bounded(fh: Any, path: str, what: Optional[str]) -> bytes:
+    """The whole file, refusing one over :func:`max_file_bytes` or holding NUL bytes (not text)."""
+    limit = max_file_bytes()
+    chunks: List[bytes] = []
+    total = 0
+    while True:
+        chunk = fh.read(min(1 << 20, limit + 1 - total) or 1)
+        if not chunk:
+            return b"".join(chunks)
+        if b"\x00" in chunk:
+            raise ScoringError(f"{what + ' is ' if what else ''}not a text file (it holds NUL bytes)", path=path)
+        total += len(chunk)
+        if total > limit:
+            raise ScoringError(
+                f"{what + ' is ' if what else 'the file is '}larger than {limit} bytes, the limit for a whole-file "
+                "input (raise it with RAGEVAL_MIN_MAX_FILE_BYTES)",
+                path=path,
+            )
+        chunks.append(chunk)
+
+
 def read_text(path: str, *, what: Optional[str] = None) -> str:
-    """The whole UTF-8 text of a small file (a template, an expected output).
+    """The whole UTF-8 text of a small file (a template, an expected output, a partial state).
 
     Unreadable or non-UTF-8 files raise one ScoringError naming the path and
-    ``what`` the file is for.
+    ``what`` the file is for; so does a file over :func:`max_file_bytes`.
     """
     with _open_binary(path, what) as fh:
-        data = fh.read()
+        data = _read_bounded(fh, path, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -393,3 +393,20 @@ def test_sigterm_and_sighup_leave_no_temporary_file(tmp_path, signame):
     assert code == 128 + getattr(signal, signame), proc.stderr.read()
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
     assert not out.exists()
+
+
+def test_inputs_that_never_end_or_are_too_large_are_bounded(tmp_path, monkeypatch):
+    """A whole-file input has a size limit (raisable by environment variable), NUL bytes are not text,
+    and a JSON Lines line that never ends stops the reading (issue #23 item 3)."""
+    from conftest import run_cli
+
+    r = run_cli(["merge", "/dev/zero"])
+    assert r.code == 2 and "not a text file" in r.err and r.err.count("\n") == 1
+    safe = os.path.join(ROOT, "gold_samples", "factuality", "safe_results.json")
+    monkeypatch.setenv("RAGEVAL_MIN_MAX_FILE_BYTES", "100")
+    r = run_cli(["factuality", "safe", "--input", safe])
+    assert r.code == 2 and "larger than 100 bytes" in r.err and "RAGEVAL_MIN_MAX_FILE_BYTES" in r.err
+    monkeypatch.delenv("RAGEVAL_MIN_MAX_FILE_BYTES")
+    assert run_cli(["factuality", "safe", "--input", safe]).code == 0
+    r = run_cli(["rouge", "--input", "/dev/zero"])
+    assert r.code == 2 and "line longer than" in r.err and r.err.count("\n") == 1
