@@ -248,10 +248,11 @@ def dumps(value: Any, **kwargs: Any) -> str:
 
 
 def write_jsonl(path: str, rows: Iterable[Any]) -> None:
-    """Write ``rows`` to ``path`` as JSON Lines (UTF-8 text, not ASCII escapes), atomically."""
+    """Write ``rows`` to ``path`` as strict JSON Lines (UTF-8 text, not ASCII escapes; a NaN or an
+    infinity read from the input is written as ``null``), atomically."""
     with atomic_writer(path) as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(dumps(row, ensure_ascii=False) + "\n")
 
 
 def _open_text_lines(fh: IO[bytes]) -> "io.TextIOWrapper":

@@ -32,13 +32,12 @@ run with the runner's own concurrency (``--concurrency``), not through the
 once the answers are in.
 """
 
-import json
 import re
 from typing import Any, Callable, ContextManager, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .. import judges
 from .._contract import ItemRow, finish
-from .._io import atomic_writer, iter_records
+from .._io import atomic_writer, dumps, iter_records
 from ..errors import ScoringError
 from ..judges import JudgeStats, PromptTemplate, UnparseableAnswer, template_signature
 from ..judges.options import judge_model, with_judge_stats
@@ -394,7 +393,7 @@ def judge_file(
         acc.note(text)
     with atomic_writer(records_path) as fh:
         for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            fh.write(dumps(line, ensure_ascii=False) + "\n")
             row = {k: v for k, v in line.items() if k != "facts"}
             if on_item is not None:
                 on_item(row)

@@ -24,7 +24,7 @@ from typing import (
 
 from .. import rouge as _rouge
 from .._contract import Accumulator, ItemRow, finish
-from .._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, parse_item, read_json
+from .._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, dumps, parse_item, read_json
 from .._parallel import Engine, accumulate_items
 from ..errors import ScoringError
 from ..report import Report
@@ -107,8 +107,8 @@ def _json_algorithmic(record: Dict[str, Any]) -> str:
 
 
 def _json_pandas(record: Dict[str, Any]) -> str:
-    # close to pandas to_json(orient="records", lines=True): compact, ASCII, "\/".
-    return json.dumps(record, separators=(",", ":"), allow_nan=False).replace("/", "\\/")
+    # close to pandas to_json(orient="records", lines=True): compact, ASCII, "\/", NaN as null.
+    return dumps(record, separators=(",", ":")).replace("/", "\\/")
 
 
 def _algorithmic_work(

@@ -589,4 +589,4 @@ def _judged_line(
     row = mtrag.judge_item(rec, steps=steps)
     for column in columns:
         rec["metrics"][column] = [types.cast(column, rec["metrics"][column][0])]
-    return row, json.dumps(rec) + "\n"
+    return row, json.dumps(rec) + "\n"  # the reference's bytes, NaN kept (docs/security.md)

@@ -10,7 +10,6 @@ prediction files into the four abilities.
 """
 
 import argparse
-import json
 from typing import Any, Dict, Optional
 
 from .. import judges, rgb
@@ -24,7 +23,7 @@ from .._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from .._io import open_output, read_text
+from .._io import dumps, open_output, read_text
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
@@ -251,7 +250,7 @@ def _check_mix_options(args: argparse.Namespace) -> None:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    return dumps(obj, ensure_ascii=False)  # strict: a NaN read from the input is written as null
 
 
 def _read_template(path: Optional[str]) -> Optional[str]:
