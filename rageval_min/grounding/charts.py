@@ -2,18 +2,20 @@
 
 from ..report.charts import Ctx, figure
 from ..report.svg import bar_chart
+from .score_eval import GroundingAccumulator
 
 __all__ = ["section"]
 
 
 def section(c: Ctx) -> str:
-    names = [n for n in ("precision", "chr", "under_refusal", "over_refusal", "recall@k") if n in c.result]
-    if not names:
+    """The declared rates (``METRICS`` of kind rate) as bars on their declared range, with their gates."""
+    rates = [m for m in GroundingAccumulator.METRICS if m.kind == "rate" and m.name in c.result]
+    if not rates:
         return ""
     svg = bar_chart(
-        [(n, [c.bar(c.result[n], n)]) for n in names],
+        [(m.name, [c.bar(c.result[m.name], m.name)]) for m in rates],
         title="grounding rates against their gates",
-        ymax=1.0,
+        ymax=max((m.hi for m in rates if m.hi is not None), default=None),
     )
     return figure(
         svg, "bars: the result's rates; dashed marks: gate thresholds (green pass, red fail, amber not evaluated)"
