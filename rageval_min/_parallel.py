@@ -91,6 +91,14 @@ class _Failed:
         return (_Failed, (self.error,))
 
 
+def _quiet_worker() -> None:
+    """A worker leaves Ctrl-C to the main process (which stops the pool and says so in one line):
+    no worker traceback, and the pool is shut down by its owner, so no worker outlives the run."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class ProcessEngine(Engine):
     """A pool of ``jobs`` worker processes with a bounded window of chunks in flight."""
 
@@ -102,7 +110,9 @@ class ProcessEngine(Engine):
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self.jobs = jobs
-        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method))
+        self._pool = ProcessPoolExecutor(
+            max_workers=jobs, mp_context=multiprocessing.get_context(method), initializer=_quiet_worker
+        )
 
     def map_chunks(self, fn: Callable[[Any], Any], chunks: Iterable[List[Any]]) -> Iterator[List[Any]]:
         window: Deque[Any] = deque()

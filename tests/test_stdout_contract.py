@@ -66,3 +66,32 @@ def test_a_closed_stdout():
     assert r.returncode == 1, r.stderr
     r = _shell(f"{base} --gate 'chr>=0' --output /dev/null >&-")  # stdout not needed: not an error
     assert r.returncode == 0, r.stderr
+
+
+def test_ctrl_c_with_jobs_is_one_line_exit_130_and_no_worker_is_left(tmp_path):
+    """Ctrl-C reaches the whole process group (as from a terminal): the workers leave it to the main
+    process, which stops the pool and says so in one line (issue #23 item 6)."""
+    import signal
+    import time
+
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(
+        CMD + ["rouge", "--input", str(fifo), "--summary", "--jobs", "2"],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    with open(fifo, "w", encoding="utf-8") as w:
+        for i in range(600):  # more than two chunks: the workers are started and have worked
+            w.write(json.dumps({"id": i, "prediction": "a b c d", "reference": "a b d"}) + "\n")
+        w.flush()
+        time.sleep(1.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(30)
+    err = proc.stderr.read()
+    assert code == 130 and err == "rageval-min: interrupted\n", err
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, left
