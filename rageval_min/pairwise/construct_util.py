@@ -161,11 +161,7 @@ def _checked_models(
     rows: Sequence[Mapping[str, Any]], *, refm: str, models: Optional[Sequence[str]], diagnostics: Optional[List[str]]
 ) -> Sequence[str]:
     """The models to compare with ``refm`` (default: every answer column but refm's), the table's columns checked."""
-    columns: List[str] = []
-    for r in rows:
-        for k in r:
-            if k not in columns:
-                columns.append(k)
+    columns: List[str] = list(dict.fromkeys(k for r in rows for k in r))  # first-seen order, linear
     for need in ("question", "index", "evaluating_guidance"):
         if need not in columns:
             raise ScoringError(f"the input table has no {need!r} column", field=need)

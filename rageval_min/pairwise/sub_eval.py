@@ -507,11 +507,7 @@ def consistency_partitions(
     ``extracted`` (the item's choice), in input order; ``status`` is
     :meth:`PairwiseAccumulator.consistency`.
     """
-    columns: List[str] = []
-    for rec in records:
-        for k in rec:
-            if k not in columns:
-                columns.append(k)
+    columns: List[str] = list(dict.fromkeys(k for rec in records for k in rec))  # first-seen order, linear
     out: Dict[bool, List[Mapping[str, Any]]] = {True: [], False: []}
     for rec, it, s in zip(records, items, status):
         if s is not None:
