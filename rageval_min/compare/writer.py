@@ -62,6 +62,14 @@ def _default_params(family: str, command: str, digest: str) -> Optional[Dict[str
     return params if params_digest(params) == digest else None
 
 
+def _as_built(family: str, command: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``params`` as the accumulator keeps them (normalised: sorted lists, defaults filled in)."""
+    try:
+        return dict(accumulator_class(family, command)(**params).params)
+    except (TypeError, ValueError):
+        raise ScoringError(f"--param values are not options of {family} {command}") from None
+
+
 class Resolved(NamedTuple):
     family: Optional[str]
     command: str
@@ -106,7 +114,7 @@ def resolve(
             raise ScoringError(f"--family {family}:{command or bc} disagrees with the files' writer, {bf} {bc}")
         family, command = bf, bc
         if params:
-            if params_digest(params) != bd:
+            if params_digest(_as_built(bf, bc, params)) != bd:
                 raise ScoringError(f"--param values are not the options {bf} {bc} wrote the rows with")
         else:
             params = _default_params(bf, bc, bd)
