@@ -16,7 +16,7 @@ Adding a family is one row here and nothing else in shared code (see
 ``docs/adding-a-family.md``).
 
 >>> [c.name for c in COMMANDS if c.family]
-['grounding', 'rgb', 'pairwise', 'factuality', 'rouge', 'mtrag']
+['grounding', 'rgb', 'pairwise', 'factuality', 'rouge', 'mtrag', 'ir']
 >>> command("rouge").summary
 "ROUGE exactly as Google's rouge-score computes it"
 """
@@ -108,6 +108,15 @@ COMMANDS: Tuple[Command, ...] = (
         package="mtrag",
         family=True,
         charts="mtrag.charts",
+    ),
+    Command(
+        "ir",
+        "retrieval quality exactly as trec_eval computes it: nDCG, MAP, MRR, P/R@k, success, R-prec, bpref",
+        cli="ir.cli",
+        package="ir",
+        family=True,
+        charts="ir.charts",
+        formats=("trec_eval",),
     ),
     Command(
         "judge",

@@ -61,6 +61,9 @@ def register(sub: Any) -> None:
     _register_condition(msub)
     _register_summarize(msub)
     _register_judge(msub)
+    from .retrieval import register_retrieval
+
+    register_retrieval(msub)
 
 
 def _register_algorithmic(msub: Any) -> None:
