@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 from .. import rouge as _rouge
 from .._contract import ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._speedups_loader import kernels
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
@@ -176,6 +177,10 @@ def _clean(text: str) -> str:
     the UTF-8 bytes (which leaves every multi-byte character intact) and then each
     distinct non-ASCII character is deleted or lower-cased as the regex and ``lower()`` do.
     """
+    c = kernels()  # the C kernel, when built (the same string)
+    done = c.clean_extractive(text) if c is not None else None
+    if done is not None:
+        return done  # type: ignore[no-any-return]
     data = text.encode("utf-8", "surrogatepass").translate(_CLEAN_ASCII, _CLEAN_ASCII_DELETE)
     out = data.decode("utf-8", "surrogatepass")
     if len(data) == len(out):  # ASCII only
@@ -386,9 +391,7 @@ def score_record(
     # rouge_l_stem_false() and extractiveness_rouge_l() called pair by pair.
     if targets:
         put("Recall", _recalls(pred, targets))
-        pred_tokens = _rouge.tokenize(pred, tokenizer=tokenizer)
-        target_tokens = [_rouge.tokenize(t, tokenizer=tokenizer) for t in targets]
-        put("RougeL_stemFalse", [s.fmeasure for s in _rouge.rouge_l_many(target_tokens, pred_tokens, lcs=lcs)])
+        put("RougeL_stemFalse", [s.fmeasure for s in _rouge.rouge_l_texts(targets, pred, tokenizer=tokenizer, lcs=lcs)])
     if bertscore is not None:
         pairs = [bertscore(pred, t) for t in targets]
         put("BertscoreP", [p for p, _ in pairs])
@@ -469,6 +472,10 @@ def _put(metrics: Dict[str, Any], appended: List[str], rid: str, name: str, valu
 
 def _recalls(pred: str, targets: Sequence[str]) -> List[Number]:
     """:func:`recall` of ``pred`` against each target, normalising ``pred`` once."""
+    c = kernels()  # the C kernel's (common, n_target) per target, when built
+    found = c.answer_overlaps(pred, list(targets)) if c is not None else None
+    if found is not None:
+        return [0 if common == 0 else 1.0 * common / n for common, n in found]
     pred_counts = Counter(_answer_tokens(pred))
     out: List[Number] = []
     for target in targets:
@@ -483,17 +490,16 @@ def _extractiveness(pred: str, passages: Sequence[str], tokenizer: str, lcs: Opt
     text = clean_for_extractiveness(pred)
     squeezed = text.replace(" ", "")
     out: List[Number] = []
-    scored: List[Tuple[int, List[str]]] = []  # (index in out, passage tokens) of the passages ROUGE-L scores
+    scored: List[Tuple[int, str]] = []  # (index in out, cleaned passage) of the passages ROUGE-L scores
     for passage in passages:
         target = clean_for_extractiveness(passage)
         if target.replace(" ", "") in squeezed:
             out.append(1)
             continue
-        scored.append((len(out), _rouge.tokenize(target, tokenizer=tokenizer)))
+        scored.append((len(out), target))
         out.append(0)
     if scored:
-        text_tokens = _rouge.tokenize(text, tokenizer=tokenizer)
-        scores = _rouge.rouge_l_many([tokens for _, tokens in scored], text_tokens, lcs=lcs)
+        scores = _rouge.rouge_l_texts([t for _, t in scored], text, tokenizer=tokenizer, lcs=lcs)
         for (i, _), s in zip(scored, scores):
             out[i] = s.fmeasure
     return out

@@ -9,6 +9,8 @@ against each passage).
 from itertools import compress, count
 from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 
+from .._speedups_loader import kernels
+
 __all__ = ["lcs_indices", "lcs_length", "lcs_lengths"]
 
 
@@ -68,6 +70,9 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     n = len(a)
     if not len(b):
         return 0
+    c = kernels()  # the C kernel, when built (the same length)
+    if c is not None:
+        return c.lcs_lengths(a, (b,))[0]  # type: ignore[no-any-return]
     return _lcs_on_masks(_position_masks(a), n, b)
 
 
@@ -102,6 +107,9 @@ def lcs_lengths(seq: Sequence[Hashable], others: Iterable[Sequence[Hashable]]) -
     n = len(seq)
     if not n:
         return [0 for _ in others]
+    c = kernels()  # the C kernel, when built (the same lengths)
+    if c is not None:
+        return c.lcs_lengths(seq, others)  # type: ignore[no-any-return]
     masks = _position_masks(seq)
     return [_lcs_on_masks(masks, n, other) for other in others]
 
@@ -182,4 +190,7 @@ def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> List[int]:
     """
     if not ref or not can:
         return []
+    c = kernels()  # the C walk, when built (the same indices)
+    if c is not None:
+        return c.lcs_indices(ref, can)  # type: ignore[no-any-return]
     return _lcs_walk(_position_masks(ref), len(ref), can)

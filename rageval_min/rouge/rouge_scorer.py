@@ -70,11 +70,12 @@ from typing import (
 )
 
 from .._signature import make_signature
+from .._speedups_loader import kernels
 from ..errors import ScoringError
 from ..porter import STEMMER_ID
 from .lcs import _lcs_on_masks, _lcs_walk, _position_masks, lcs_length, lcs_lengths
 from .scoring import _ZERO, Score, _fmeasure, _new_score
-from .tokenizers import UNICODE_VARIANT, _check_tokenizer, _sentences, _tokens
+from .tokenizers import UNICODE_VARIANT, _check_tokenizer, _sentences, _tokens, tokenize
 
 __all__ = [
     "FAMILY",
@@ -83,6 +84,7 @@ __all__ = [
     "VARIANTS",
     "check_variants",
     "rouge_l_many",
+    "rouge_l_texts",
     "rouge_variants",
     "score",
     "score_multi",
@@ -184,6 +186,26 @@ _BIT01 = bytes.maketrans(b"01", b"\x00\x01")
 #: Bits of the DP columns one packed union-LCS run may hold (W * L, see
 #: :func:`_union_tokens`); larger inputs are cut into several runs.
 _PACK_BITS = 1 << 24
+
+
+def rouge_l_texts(
+    targets: Sequence[str], prediction: str, *, tokenizer: str = "reference", lcs: Optional[LcsFn] = None
+) -> List[Score]:
+    """:func:`rouge_l_many` of the texts: ``rouge_l_many([tokenize(t) for t in targets], tokenize(prediction))``.
+
+    With the reference tokenizer and the built-in LCS the C kernels (when built) tokenize and
+    compute the LCS lengths without making the tokens.
+
+    >>> [s.fmeasure for s in rouge_l_texts(["A b.", "", "b, c a"], "b a")]
+    [0.5, 0, 0.8]
+    """
+    c = kernels() if lcs is None and tokenizer == "reference" else None
+    found = c.lcs_texts(prediction, list(targets)) if c is not None else None
+    if found is None:
+        toks = [tokenize(t, tokenizer=tokenizer) for t in targets]
+        return rouge_l_many(toks, tokenize(prediction, tokenizer=tokenizer), lcs=lcs)
+    n, lengths = found
+    return [_lcs_score(k, nt, n) if nt and n else _ZERO for k, nt in lengths]
 
 
 def _reverser(nbytes: int) -> Callable[[int], int]:
@@ -562,6 +584,31 @@ def _lines_count(
     return p_count, p_count
 
 
+def _c_scores(
+    parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str, eligible: bool
+) -> Optional[Dict[str, Score]]:
+    """:func:`score` by the C kernels when they are built and ``eligible`` (reference tokenizer,
+    no stemmer, built-in LCS), else None.
+
+    The kernel returns ``(k, n_target, n_prediction)`` per type: ``k`` is the n-gram overlap
+    (rougeN), the LCS length (rougeL) or the hits (rougeLsum); the floats are computed here with
+    the same operations as :func:`_score_ngrams`, :func:`_score_lcs` and :func:`_score_lsum`.
+    """
+    c = kernels() if eligible else None
+    counts = c.rouge_counts(target, prediction, parsed) if c is not None else None
+    if counts is None:
+        return None
+    result: Dict[str, Score] = {}
+    for (name, n), (k, nt, np_) in zip(parsed, counts):
+        if n > 0:
+            precision = k / max(np_ - n + 1, 1)
+            recall = k / max(nt - n + 1, 1)
+            result[name] = _new_score(Score, (precision, recall, _fmeasure(precision, recall)))
+        else:
+            result[name] = _lcs_score(k, nt, np_) if nt and np_ else _ZERO
+    return result
+
+
 def score(
     target: str,
     prediction: str,
@@ -596,6 +643,9 @@ def score(
     parsed = _checked_args(target, prediction, rouge_types, tokenizer)
     lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
+    fast = _c_scores(parsed, target, prediction, lcs is None and not stem and tokenizer == "reference")
+    if fast is not None:  # the C kernels' counts, scored like the pure path below
+        return fast
     t_tok: Optional[List[Any]] = None
     p_tok: Optional[List[Any]] = None
     t_sents: Optional[List[List[Any]]] = None

@@ -25,6 +25,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
+from .._speedups_loader import kernels
 from ..errors import ScoringError
 from ..porter import porter_stem
 
@@ -162,7 +163,9 @@ def tokenize(
     _check_tokenizer(tokenizer)
     if stemmer is None:
         if tokenizer == "reference":
-            return _ref_bytes(text).decode("ascii").split()
+            c = kernels()  # the C tokenizer, when built (the same tokens)
+            toks = c.ref_tokens(text) if c is not None else None
+            return toks if toks is not None else _ref_bytes(text).decode("ascii").split()
         return _tokens(text, False, tokenizer)
     if stemmer is porter_stem:
         return _tokens(text, True, tokenizer)
