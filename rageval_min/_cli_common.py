@@ -13,6 +13,7 @@ from .gates import BOUNDS, Gate, GateOutcome, check_gate_names, evaluate_gates, 
 from .report import FORMATS, Formatter, Report, overall_pass, render
 
 __all__ = [
+    "add_variant_option",
     "bounds_of",
     "printable",
     "CliIO",
@@ -87,15 +88,20 @@ def add_report_options(
     if per_item:
         add_per_item_option(group)
     if variants:
-        group.add_argument(
-            "--variant",
-            action="append",
-            default=[],
-            choices=list(variants),
-            metavar="NAME",
-            help="opt-in variant (changes numbers; recorded in the signature); repeatable; one of: "
-            + ", ".join(variants),
-        )
+        add_variant_option(group, variants)
+
+
+def add_variant_option(parser: Any, variants: Sequence[str], *, help: Optional[str] = None) -> None:
+    """Add ``--variant NAME`` (repeatable, one of ``variants``; :func:`selected_variants` reads it)."""
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        choices=list(variants),
+        metavar="NAME",
+        help=help
+        or "opt-in variant (changes numbers; recorded in the signature); repeatable; one of: " + ", ".join(variants),
+    )
 
 
 def add_records_option(parser: Any, *, what: str, required: bool = True) -> None:

@@ -69,9 +69,9 @@ def load_cases(root: str, family: str) -> List[Dict[str, Any]]:
     except (OSError, ValueError) as exc:
         raise ScoringError(f"cannot read the cases: {exc}", path=path) from None
 
-    def well_formed(c: Any) -> bool:
-        argv, expected = c.get("argv"), c.get("expected") if isinstance(c, dict) else None
-        return isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(expected, str)
+    def well_formed(c: Dict[str, Any]) -> bool:
+        argv = c.get("argv")
+        return isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(c.get("expected"), str)
 
     if not isinstance(cases, list) or not all(isinstance(c, dict) and well_formed(c) for c in cases):
         raise ScoringError("expected a list of cases, each with argv (a list of strings) and expected", path=path)

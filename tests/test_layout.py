@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from typing import Dict, List, Set
 
 import pytest
@@ -127,13 +128,7 @@ def _doc_blocks(lang: str) -> List[str]:
     with open(os.path.join(ROOT, "docs", "adding-a-family.md"), encoding="utf-8") as fh:
         text = fh.read()
     steps = text[: text.index("## The folder")]
-    return [textwrap_dedent(b) for b in re.findall(rf"```{lang}\n(.*?)```", steps, flags=re.S)]
-
-
-def textwrap_dedent(block: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(block)
+    return [textwrap.dedent(b) for b in re.findall(rf"```{lang}\n(.*?)```", steps, flags=re.S)]
 
 
 def _run(argv: List[str], cwd: str) -> "subprocess.CompletedProcess[str]":

@@ -17,6 +17,7 @@ from .._cli_common import (
     CliIO,
     add_records_option,
     add_report_options,
+    add_variant_option,
     emit_report,
     item_sink,
     prepare,
@@ -126,14 +127,7 @@ def _register_label(rsub: Any) -> None:
         "--input", required=True, metavar="PREDICTIONS.jsonl", help="records with prediction and ans/answer"
     )
     _add_dataset(lab, False)
-    lab.add_argument(
-        "--variant",
-        action="append",
-        default=[],
-        choices=list(rgb.VARIANTS),
-        metavar="NAME",
-        help="opt-in variant; repeatable; one of: " + ", ".join(rgb.VARIANTS),
-    )
+    add_variant_option(lab, rgb.VARIANTS, help="opt-in variant; repeatable; one of: " + ", ".join(rgb.VARIANTS))
     lab.add_argument(
         "--judge",
         choices=rgb.JUDGED,
