@@ -541,7 +541,7 @@ def compare_files(
         family=found.family,
         command=found.command,
         params=found.params,
-        aggregates=found.params is not None or found.family is None or bool(params),
+        aggregates=found.params is not None,
         **options,
     )
     if found.diagnostics:
