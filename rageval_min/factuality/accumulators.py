@@ -28,6 +28,7 @@ from .._contract import Accumulator, ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
 from .._stats import np_mean, np_std
 from ..errors import ScoringError
+from ..judges.stats_metrics import TRUST_METRICS
 from ..report import Report
 from ._common import (
     DEFAULT_MAX_CLAIMS,
@@ -478,7 +479,7 @@ class JudgeAccumulator(Accumulator):
         Metric("judge_cache_hits", "neither", "count", "prompts answered from the cache"),
         Metric("judge_failures", "lower", "count", "judge calls that failed after the retries"),
         Metric("judge_unparseable", "lower", "count", "judge answers the step's parser could not read"),
-    )
+    ) + TRUST_METRICS
     INPUTS = (
         Input(
             "--input",

@@ -41,6 +41,7 @@ from .._io import atomic_writer, dumps, iter_records
 from ..errors import ScoringError
 from ..judges import JudgeStats, PromptTemplate, UnparseableAnswer, template_signature
 from ..judges.options import judge_model, with_judge_stats
+from ..judges.stats_metrics import TRUST_METRIC_NAMES
 from ..report import Report
 from ._common import REF_SAFE
 from .accumulators import JUDGE_COUNTS, JudgeAccumulator
@@ -185,6 +186,11 @@ def parse_relevance(text: str) -> bool:
     raise UnparseableAnswer(True)  # the reference treats an unreadable relevance as relevant
 
 
+def _supported(rating: Any) -> bool:
+    """``--samples``: a rating's pass/fail vote (Supported passes)."""
+    return rating == "Supported"
+
+
 def parse_rating(text: str) -> str:
     m = _BRACKET.search(text)
     answer = re.sub(r"[^\w\s]", "", m.group(1)).strip() if m else ""
@@ -232,9 +238,16 @@ class _Steps:
         self.failed: Dict[int, str] = {}
 
     def run(
-        self, prompts: List[str], owners: Sequence[int], params: Dict[str, Any], parse: Callable[[str], Any], name: str
+        self,
+        prompts: List[str],
+        owners: Sequence[int],
+        params: Dict[str, Any],
+        parse: Callable[[str], Any],
+        name: str,
+        vote: Optional[Callable[[Any], Any]] = None,
     ) -> List[Any]:
-        res = self.runner.run(prompts, params=params, parse=parse, label=name)
+        """One step; with ``vote`` (a pass/fail vote of the parsed answer) it is sampled under ``--samples``."""
+        res = self.runner.run(prompts, params=params, parse=parse, label=name, vote=vote, kind="bool")
         for o, e in zip(owners, res.errors):
             if e is not None and o not in self.failed:
                 self.failed[o] = e
@@ -272,12 +285,14 @@ def _rate(rs: _Responses, steps: _Steps, tpl: Mapping[str, PromptTemplate]) -> _
     # step 3: relevance (unreadable -> relevant)
     render = tpl["relevance"].render
     prompts = [render(prompt=rs.prompts[o], response=rs.responses[o], fact=rf) for o, rf in zip(fact_owner, revised)]
-    relevance = steps.run(prompts, fact_owner, RATER_PARAMS, parse_relevance, "factuality relevance")
+    relevance = steps.run(prompts, fact_owner, RATER_PARAMS, parse_relevance, "factuality relevance", vote=bool)
     relevant = [k for k, rel in enumerate(relevance) if rel is not False]
     # step 4: rating against the record's passages
     render = tpl["rate"].render
     prompts = [render(knowledge=rs.knowledge[fact_owner[k]], fact=revised[k]) for k in relevant]
-    ratings = steps.run(prompts, [fact_owner[k] for k in relevant], RATER_PARAMS, parse_rating, "factuality rate")
+    ratings = steps.run(
+        prompts, [fact_owner[k] for k in relevant], RATER_PARAMS, parse_rating, "factuality rate", vote=_supported
+    )
     label: Dict[int, Optional[str]] = {k: "Irrelevant" for k, rel in enumerate(relevance) if rel is False}
     for k, rating in zip(relevant, ratings):
         label[k] = rating
@@ -402,7 +417,7 @@ def judge_file(
 
 
 #: What a ``factuality judge`` --gate can read: the summed counts and the judge statistics.
-JUDGE_METRICS = ("responses", "errors") + JUDGE_COUNTS + tuple(JudgeStats().as_metrics())
+JUDGE_METRICS = ("responses", "errors") + JUDGE_COUNTS + tuple(JudgeStats().as_metrics()) + TRUST_METRIC_NAMES
 
 
 def judge_run(

@@ -5,6 +5,10 @@ Cache format: one JSON object per line, appended and fsync'd after every answer:
     {"key": "<sha256>", "judge": "<identity>", "model": "<model>",
      "params": {...}, "prompt_sha256": "<sha256>", "answer": "<text>"}
 
+plus ``"sample": s`` for sample ``s >= 1`` of ``--samples N`` (:func:`sample_key`)
+and ``"usage": {...}`` when the server reported token usage (kept as it came).
+Lines without them (older caches) are read as sample 0 without usage.
+
 ``key`` is the sha256 of the canonical JSON of judge identity, model, parameters
 and prompt (:func:`cache_key`).  Only successful answers are written.  A process
 killed while writing leaves at most a truncated last line: it is skipped when the
@@ -29,7 +33,7 @@ from typing import (
 from ..errors import ScoringError
 from .interface import _SURROGATE_RE, canonical_json
 
-__all__ = ["JudgeCache", "cache_key"]
+__all__ = ["JudgeCache", "cache_key", "sample_key"]
 
 
 class _UnsafeJson(ValueError):
@@ -95,6 +99,24 @@ def cache_key(identity: str, model: str, params: Mapping[str, Any], prompt: str)
     return _sha256(canonical_json({"judge": identity, "model": model, "params": dict(params), "prompt": prompt}))
 
 
+def sample_key(identity: str, model: str, params: Mapping[str, Any], prompt: str, sample: int) -> str:
+    """The cache key of sample ``sample`` of a prompt (``--samples N``): :func:`cache_key` for sample 0.
+
+    Sample 0 keeps the key of a run without ``--samples``, so caches written
+    before sampling existed still answer it; sample ``s >= 1`` adds ``"sample": s``
+    to the hashed JSON.
+
+    >>> sample_key("j", "m", {}, "hi", 0) == cache_key("j", "m", {}, "hi")
+    True
+    >>> len({sample_key("j", "m", {}, "hi", s) for s in range(3)})
+    3
+    """
+    if sample == 0:
+        return cache_key(identity, model, params, prompt)
+    body = {"judge": identity, "model": model, "params": dict(params), "prompt": prompt, "sample": sample}
+    return _sha256(canonical_json(body))
+
+
 def _fsync_dir(path: str) -> None:
     """Persist a new directory entry (best effort; not every platform allows it)."""
     try:
@@ -130,6 +152,7 @@ class JudgeCache:
         self.path = path
         self._lock = threading.Lock()
         self._answers: Dict[str, str] = {}
+        self._usage: Dict[str, Any] = {}
         self._good_size = 0
         self._fd: Optional[int] = None
         self.notes: List[str] = []
@@ -141,7 +164,10 @@ class JudgeCache:
             self._good_size = scan.good
             self.notes = scan.notes
             for entry in scan.entries:
-                self._answers.setdefault(entry["key"], entry["answer"])
+                if entry["key"] not in self._answers:
+                    self._answers[entry["key"]] = entry["answer"]
+                    if entry.get("usage") is not None:
+                        self._usage[entry["key"]] = entry["usage"]
 
     @staticmethod
     def read_entries(path: str) -> List[Dict[str, Any]]:
@@ -214,6 +240,11 @@ class JudgeCache:
         with self._lock:
             return self._answers.get(key)
 
+    def get_usage(self, key: str) -> Any:
+        """The ``usage`` stored with the answer of ``key`` (as the server returned it), or ``None``."""
+        with self._lock:
+            return self._usage.get(key)
+
     def put(self, key: str, record: Mapping[str, Any]) -> None:
         """Append one answer (``record`` holds judge, model, params, prompt_sha256, answer)."""
         line = dict(record)
@@ -233,6 +264,8 @@ class JudgeCache:
                 view = view[n:]
             os.fsync(self._fd)
             self._answers[key] = str(out["answer"])
+            if out.get("usage") is not None:
+                self._usage[key] = out["usage"]
 
     def _open_for_append(self) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND

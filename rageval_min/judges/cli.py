@@ -15,12 +15,19 @@ from ..errors import ScoringError
 from . import options as _cli_judge
 from .agreement_cli import register_agreement
 from .judge_run import Prompts, compute, read_prompts
+from .stats_metrics import TRUST_METRIC_NAMES
 from .templates import PromptTemplate, template_fields
 
 __all__ = ["register", "run", "compute", "parse_params", "read_prompts", "Prompts", "METRICS"]
 
 #: The gateable metrics of ``judge run``.
-METRICS = ("judge_calls", "judge_cache_hits", "judge_failures", "judge_unparseable", "judge_skipped")
+METRICS = (
+    "judge_calls",
+    "judge_cache_hits",
+    "judge_failures",
+    "judge_unparseable",
+    "judge_skipped",
+) + TRUST_METRIC_NAMES
 
 
 def register(sub: Any) -> None:
@@ -128,9 +135,9 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     ):
         _cli_judge.check_text(value, option)
     template = _load_template(args.judge_template)
-    args.judge_template = None  # the generic command renders the template itself
+    files, args.judge_template = args.judge_template, None  # the generic command renders the template itself
     params = parse_params(args.param, args.system)
-    runner = _cli_judge.judge_from_args(args, stderr=io.stderr)
+    runner = _cli_judge.judge_from_args(args, stderr=io.stderr, template_files=files)
     try:
         data = read_prompts(args.input, id_field=args.id_field, prompt_field=args.prompt_field, template=template)
         report, rows = compute(runner, data, params=params, template=template, answer_field=args.answer_field)

@@ -15,11 +15,13 @@ import threading
 import urllib.parse
 from typing import (
     Any,
+    Dict,
     List,
     Mapping,
     Optional,
     Sequence,
     Set,
+    Tuple,
 )
 
 from ..errors import ScoringError
@@ -31,6 +33,7 @@ from .interface import (
     MAX_COPIED_TEXT,
     MAX_MAX_RESPONSE_BYTES,
     MIN_MAX_RESPONSE_BYTES,
+    JudgeAnswer,
     JudgeError,
     _check_timeout,
     _env_secrets,
@@ -198,6 +201,10 @@ class HttpJudge:
         return conn
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
+        return self.answer_full(prompt, params).text
+
+    def answer_full(self, prompt: str, params: Mapping[str, Any], sample: int = 0) -> JudgeAnswer:
+        """The answer and the ``usage`` object the server sent with it (``sample`` is not sent)."""
         messages, rest = chat_messages(prompt, params)
         body = dict(rest)
         body["model"] = self.model
@@ -211,7 +218,8 @@ class HttpJudge:
             self._live.add(watchdog)
         conn = self._connection(watchdog)
         try:
-            return self._without_secrets(self._exchange(conn, watchdog, data, headers))
+            text, usage = self._exchange(conn, watchdog, data, headers)
+            return JudgeAnswer(self._without_secrets(text), usage)
         finally:
             watchdog.cancel()
             with self._live_lock:
@@ -232,7 +240,9 @@ class HttpJudge:
             retryable=True,
         )
 
-    def _exchange(self, conn: http.client.HTTPConnection, watchdog: _Watchdog, data: bytes, headers: Any) -> str:
+    def _exchange(
+        self, conn: http.client.HTTPConnection, watchdog: _Watchdog, data: bytes, headers: Any
+    ) -> Tuple[str, Optional[Dict[str, Any]]]:
         try:
             conn.connect()
         except (socket.timeout, TimeoutError):
@@ -274,7 +284,7 @@ class HttpJudge:
             ) from None
         if watchdog.fired:
             raise self._timed_out()
-        return _content_from_json(raw, self.base_url, self._secrets())
+        return _answer_from_json(raw, self.base_url, self._secrets())
 
     def _read_body(self, resp: http.client.HTTPResponse) -> bytes:
         limit = self.max_response_bytes
@@ -302,7 +312,19 @@ class HttpJudge:
         return b"".join(chunks)
 
 
-def _content_from_json(raw: bytes, where: str, secrets: Sequence[str] = ()) -> str:
+def _safe_usage(usage: Any) -> Optional[Dict[str, Any]]:
+    """``usage`` when it is an object that strict JSON can hold (no NaN, no lone surrogate), else ``None``."""
+    if not isinstance(usage, dict):
+        return None
+    try:
+        text = json.dumps(usage, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return None if _SURROGATE_RE.search(text) else usage
+
+
+def _answer_from_json(raw: bytes, where: str, secrets: Sequence[str] = ()) -> Tuple[str, Optional[Dict[str, Any]]]:
+    """The content and the ``usage`` object (as sent; ``None`` when absent or not an object) of a body."""
     try:
         payload = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -316,4 +338,4 @@ def _content_from_json(raw: bytes, where: str, secrets: Sequence[str] = ()) -> s
         raise JudgeError(f"choices[0].message.content from {where} is {type(content).__name__}, not a string")
     if _SURROGATE_RE.search(content):
         raise JudgeError(f"choices[0].message.content from {where} holds a lone UTF-16 surrogate, which is not text")
-    return content
+    return content, _safe_usage(payload.get("usage") if isinstance(payload, dict) else None)

@@ -51,6 +51,7 @@ __all__ = [
     "FunctionJudge",
     "Judge",
     "JudgeAborted",
+    "JudgeAnswer",
     "JudgeError",
     "JudgeResult",
     "JudgeStats",
@@ -186,6 +187,20 @@ class JudgeResult(NamedTuple):
     parsed: List[Any]
     errors: List[Optional[str]]
     stats: JudgeStats
+
+
+class JudgeAnswer(NamedTuple):
+    """One answer with what it came with: its text, the server's ``usage`` object as returned
+    (``None`` when there was none) and whether it was made by this call (``fresh``) rather
+    than read back from a cache (``replay:``).
+
+    A judge that can tell its usage has ``answer_full(prompt, params, sample) -> JudgeAnswer``
+    beside ``__call__``; the runner uses it when present.
+    """
+
+    text: str
+    usage: Optional[Dict[str, Any]] = None
+    fresh: bool = True
 
 
 class JudgeAborted(ScoringError):

@@ -82,6 +82,11 @@ def read_prompts(
     return out
 
 
+def _vote(answer: Any) -> str:
+    """``judge run``'s vote with ``--samples``: the whole answer text, stripped (a label)."""
+    return str(answer).strip()
+
+
 def compute(
     runner: JudgeRunner,
     data: Prompts,
@@ -98,7 +103,7 @@ def compute(
     """
     asked = [i for i, p in enumerate(data.prompts) if p is not None]
     to_ask: List[str] = [p for p in data.prompts if p is not None]
-    res = runner.run(to_ask, params=params, label="judge run")
+    res = runner.run(to_ask, params=params, label="judge run", vote=_vote, kind="label")
     n = len(data.prompts)
     answers: List[Optional[str]] = [None] * n
     errors: List[Optional[str]] = [None] * n
@@ -131,6 +136,7 @@ def compute(
     failures_ok = stats.failures == 0
     metrics: Dict[str, Any] = dict(stats.as_metrics())
     metrics["judge_skipped"] = n - len(asked)
+    metrics.update(runner.extra_metrics())
     report = Report(
         family="judge",
         signature=sig,

@@ -28,6 +28,7 @@ from .interface import (
 )
 from .runner import JudgeRunner, RunnerOptions
 from .templates import templates_from_args
+from .trust_options import add_trust_options, trust_from_args
 
 __all__ = [
     "add_bertscore_options",
@@ -155,6 +156,7 @@ def add_judge_options(parser: argparse.ArgumentParser, *, required: bool = True)
         metavar="[STEP=]FILE",
         help="use this prompt template (with {placeholder} fields) instead of the built-in wording",
     )
+    add_trust_options(parser)
 
 
 def judge_from_args(
@@ -163,11 +165,15 @@ def judge_from_args(
     steps: Sequence[str] = (),
     stderr: Optional[TextIO] = None,
     sleep: Callable[[float], None] = time.sleep,
+    template_files: Optional[Sequence[str]] = None,
 ) -> JudgeRunner:
     """Build the :class:`JudgeRunner` that the options of :func:`add_judge_options` describe.
 
     What was recovered from a damaged judge cache (a byte-order mark, lines of
     NUL bytes, an unfinished last line) is said on ``stderr``, one note a line.
+    ``template_files`` are the ``--judge-template`` values when the caller has
+    taken them out of ``args`` (a family that renders its own template); the
+    ``--require-calibration`` check hashes them.
     """
     for value, option in (
         (args.judge, "--judge"),
@@ -187,11 +193,15 @@ def judge_from_args(
         pass_env=bool(getattr(args, "judge_pass_env", False)),
     )
     templates = templates_from_args(args.judge_template, steps)
+    files = args.judge_template if template_files is None else template_files
+    sampling, ledger = trust_from_args(args, judge, templates_from_args(files, steps))
     runner = JudgeRunner(
         judge,
         cache_path=args.judge_cache,
         options=runner_options_from_args(args, stderr=stderr, sleep=sleep),
         templates=templates,
+        sampling=sampling,
+        ledger=ledger,
     )
     err = stderr if stderr is not None else sys.stderr
     found = [(args.judge_cache, runner.cache.notes if runner.cache is not None else [])]
@@ -271,9 +281,13 @@ def judge_model(runner: JudgeRunner) -> str:
 def with_judge_stats(report: Report, runner: JudgeRunner) -> Report:
     """``report`` with the run's judge statistics added to its gateable metrics.
 
-    The signature is not touched: a family composes ``judge_model`` into it as
-    a parameter (see :func:`judge_model`).
+    With ``--samples N`` > 1 the sampling statistics follow, then the usage
+    metrics (when any answer reported usage, or a price table or budget was
+    given; :meth:`JudgeRunner.extra_metrics`).  The signature is not touched:
+    a family composes ``judge_model`` into it as a parameter (see
+    :func:`judge_model`).
     """
     metrics = dict(report.metrics)
     metrics.update(runner.stats.as_metrics())
+    metrics.update(runner.extra_metrics())
     return report._replace(metrics=metrics)

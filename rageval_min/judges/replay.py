@@ -15,7 +15,7 @@ from typing import (
 
 from ..errors import ScoringError
 from .cache import JudgeCache, _sha256
-from .interface import canonical_json
+from .interface import JudgeAnswer, canonical_json
 
 __all__ = ["ReplayJudge"]
 
@@ -23,8 +23,9 @@ __all__ = ["ReplayJudge"]
 class ReplayJudge:
     """Answer from a judge cache file, offline.
 
-    An entry matches when its ``prompt_sha256`` and ``params`` equal the
-    request's and, when ``model`` is given, its model too (the judge identity,
+    An entry matches when its ``prompt_sha256``, ``params`` and sample index
+    (``sample``, 0 when absent) equal the request's and, when ``model`` is
+    given, its model too (the judge identity,
     e.g. the server URL, does not matter).  Without ``model``, a cache that
     holds a single model reports that model as :attr:`model`.  No match is a
     :class:`~rageval_min.errors.ScoringError`; so is a prompt recorded with
@@ -40,7 +41,7 @@ class ReplayJudge:
         self.identity = "replay"
         if not os.path.isfile(path):
             raise ScoringError("replay cache not found", path=path)
-        self._index: Dict[Tuple[str, str], Dict[str, str]] = {}
+        self._index: Dict[Tuple[str, str, int], Dict[str, Tuple[str, Any]]] = {}
         models = set()
         scan = JudgeCache._parse(path)
         self.notes = scan.notes
@@ -49,8 +50,13 @@ class ReplayJudge:
             if self._want_model is not None and ent_model != self._want_model:
                 continue
             models.add(ent_model)
-            k = (str(entry.get("prompt_sha256", "")), canonical_json(entry.get("params", {})))
-            self._index.setdefault(k, {}).setdefault(ent_model, entry["answer"])
+            sample = entry.get("sample", 0)
+            k = (
+                str(entry.get("prompt_sha256", "")),
+                canonical_json(entry.get("params", {})),
+                sample if isinstance(sample, int) else -1,
+            )
+            self._index.setdefault(k, {}).setdefault(ent_model, (entry["answer"], entry.get("usage")))
         if self._want_model is None and len(models) == 1:
             # one model in the cache: report it, so a replay's signature equals the live run's
             self.model = next(iter(models))
@@ -59,20 +65,26 @@ class ReplayJudge:
         return f"ReplayJudge(path={self.path!r}, model={self.model!r})"
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
+        return self.answer_full(prompt, params).text
+
+    def answer_full(self, prompt: str, params: Mapping[str, Any], sample: int = 0) -> JudgeAnswer:
+        """The cached answer of sample ``sample`` of ``prompt``, with the usage it was made with (not fresh)."""
         psha = _sha256(prompt)
-        found = self._index.get((psha, canonical_json(dict(params))))
+        found = self._index.get((psha, canonical_json(dict(params)), sample))
         if not found:
             scope = f" for model {self._want_model!r}" if self._want_model else ""
             shown = canonical_json(dict(params))
+            which = f" (sample {sample})" if sample else ""
             raise ScoringError(
-                f"replay: no cached answer{scope} for prompt sha256 {psha[:16]} with params {shown}",
+                f"replay: no cached answer{scope} for prompt sha256 {psha[:16]}{which} with params {shown}",
                 path=self.path,
             )
-        answers = set(found.values())
+        answers = {a for a, _ in found.values()}
         if len(answers) > 1:
             raise ScoringError(
                 f"replay: prompt sha256 {psha[:16]} has different answers from models "
                 f"{', '.join(sorted(found))}; choose one with --judge-model",
                 path=self.path,
             )
-        return next(iter(answers))
+        text, usage = next(iter(found.values()))
+        return JudgeAnswer(text, usage if isinstance(usage, dict) else None, fresh=False)

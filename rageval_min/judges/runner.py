@@ -28,7 +28,8 @@ from typing import (
 )
 
 from ..errors import ScoringError
-from .cache import JudgeCache, _sha256, cache_key
+from .accounting import JudgeBudgetExceeded, Ledger
+from .cache import JudgeCache, _sha256, sample_key
 from .interface import (
     DEFAULT_ABORT_AFTER,
     DEFAULT_RETRIES,
@@ -36,6 +37,7 @@ from .interface import (
     MAX_RETRIES,
     Judge,
     JudgeAborted,
+    JudgeAnswer,
     JudgeError,
     JudgeResult,
     JudgeStats,
@@ -43,6 +45,7 @@ from .interface import (
     _env_secrets,
     redact,
 )
+from .sampled import SampleStats, Sampling, combine_item, decide, rules_for
 from .templates import PromptTemplate, template_signature
 
 __all__ = ["JudgeRunner", "RunnerOptions", "run_judge", "run_with_options"]
@@ -134,12 +137,17 @@ class _Run:
         params: Dict[str, Any],
         cache: Optional[JudgeCache],
         options: RunnerOptions,
+        samples: Optional[Sequence[int]] = None,
+        ledger: Optional[Ledger] = None,
     ) -> None:
         self.judge = judge
         self.prompts = prompts
         self.params = params
         self.cache = cache
         self.options = options
+        self.samples = samples
+        self.ledger = ledger
+        self.live = getattr(judge, "cacheable", True)  # a replay judge spends nothing
         self.identity = judge.identity
         self.model = getattr(judge, "model", "") or ""
         self.use_cache = cache is not None and getattr(judge, "cacheable", True)
@@ -150,6 +158,7 @@ class _Run:
         self.lock = threading.Lock()
         self.calls = self.cache_hits = self.failures = self.consecutive = self.done = 0
         self.abort = False
+        self.budget_stop = False
         self.last_error = ""
         self.fatal: List[BaseException] = []
 
@@ -160,11 +169,14 @@ class _Run:
         for i, prompt in enumerate(self.prompts):
             if not isinstance(prompt, str):
                 raise ScoringError(f"prompt {i + 1} is {type(prompt).__name__}, not a string")
-            key = cache_key(self.identity, self.model, self.params, prompt)
+            key = sample_key(self.identity, self.model, self.params, prompt, self.sample(i))
             hit = self.cache.get(key) if self.cache is not None else None
             if hit is not None:
                 self.answers[i] = hit
                 self.cache_hits += 1
+                if self.ledger is not None and key not in todo:
+                    assert self.cache is not None
+                    self.ledger.count(self.cache.get_usage(key), fresh=False)
             elif key in todo:
                 todo[key].append(i)
                 self.cache_hits += 1
@@ -173,12 +185,19 @@ class _Run:
         self.done = len(self.prompts) - sum(len(idx) for idx in todo.values())
         return todo
 
+    def sample(self, i: int) -> int:
+        """The sample index of prompt ``i`` (0 without ``--samples``)."""
+        return self.samples[i] if self.samples is not None else 0
+
     # -- step 2: one call, with retries and backoff ---------------------------
-    def call(self, prompt: str) -> str:
+    def call(self, prompt: str, sample: int = 0) -> JudgeAnswer:
+        full = getattr(self.judge, "answer_full", None)
         attempt = 0
         while True:
             try:
-                return self.judge(prompt, self.params)
+                if callable(full):
+                    return full(prompt, self.params, sample)  # type: ignore[no-any-return]
+                return JudgeAnswer(self.judge(prompt, self.params))
             except JudgeError as exc:
                 opts = self.options
                 if not exc.retryable or attempt >= opts.retries or self.aborted():
@@ -211,17 +230,22 @@ class _Run:
             self.fatal.append(exc)
             self.abort = True
 
-    def answered(self, key: str, idx: List[int], answer: str) -> None:
+    def answered(self, key: str, idx: List[int], got: JudgeAnswer) -> None:
+        answer = got.text
         if self.use_cache:
             assert self.cache is not None
             prompt = self.prompts[idx[0]]
-            record = {
+            record: Dict[str, Any] = {
                 "judge": self.identity,
                 "model": self.model,
                 "params": self.params,
                 "prompt_sha256": _sha256(prompt),
                 "answer": answer,
             }
+            if self.sample(idx[0]):
+                record["sample"] = self.sample(idx[0])
+            if got.usage is not None:
+                record["usage"] = got.usage
             try:
                 self.cache.put(key, record)
             except OSError as exc:
@@ -239,14 +263,19 @@ class _Run:
                 key, idx = work.get_nowait()
             except queue.Empty:
                 return
+            reserved = self.reserve()
+            if reserved is None:
+                return
             with self.lock:
                 self.calls += 1
             try:
-                answer = self.call(self.prompts[idx[0]])
+                answer = self.call(self.prompts[idx[0]], self.sample(idx[0]))
             except JudgeError as exc:
+                self.settle(reserved, None)
                 self.failed(idx, exc)
                 continue
             except BaseException as exc:  # ScoringError and anything unexpected stop the run
+                self.settle(reserved, None)
                 self.stop(exc)
                 return
             try:
@@ -254,6 +283,34 @@ class _Run:
             except BaseException as exc:  # the cache cannot be written
                 self.stop(exc)
                 return
+            finally:
+                self.settle(reserved, answer)
+
+    def reserve(self) -> Optional[Any]:
+        """The budget reserved for the next live call (0 without a budget); ``None``: stop, the budget is reached."""
+        if self.ledger is None or not self.live:
+            return 0
+        reserved = self.ledger.reserve()
+        if reserved is None:
+            with self.lock:
+                self.budget_stop = self.abort = True
+        return reserved
+
+    def settle(self, reserved: Any, answer: Optional[JudgeAnswer]) -> None:
+        """Spend what a live call cost (``answer``) or release its reservation (a failed call)."""
+        if self.ledger is None:
+            return
+        if answer is not None:
+            self.ledger.count(answer.usage, fresh=answer.fresh)
+        if not self.live:
+            return
+        if answer is None:
+            self.ledger.release(reserved)
+            return
+        self.ledger.settle(reserved, answer.usage)
+        if self.ledger.stopped is not None:
+            with self.lock:
+                self.budget_stop = self.abort = True
 
     # -- step 5: stats ----------------------------------------------------------
     def stats(self, unparseable: int = 0) -> JudgeStats:
@@ -380,14 +437,31 @@ def run_with_options(
     parse: Optional[Callable[[str], Any]] = None,
     cache: Optional[JudgeCache] = None,
     label: str = "judge",
+    samples: Optional[Sequence[int]] = None,
+    ledger: Optional[Ledger] = None,
 ) -> JudgeResult:
-    """:func:`run_judge` with its runner options as one :class:`RunnerOptions`."""
+    """:func:`run_judge` with its runner options as one :class:`RunnerOptions`.
+
+    ``samples`` gives each prompt's sample index (``--samples``: its cache key
+    is :func:`~rageval_min.judges.cache.sample_key`); ``ledger`` counts the
+    answers' usage and keeps the budget (:class:`~rageval_min.judges.accounting.Ledger`):
+    a call the budget does not allow is not started, and
+    :class:`~rageval_min.judges.accounting.JudgeBudgetExceeded` is raised once
+    the calls in flight end.
+    """
     options = options.checked()
-    run = _Run(judge, prompts, dict(params or {}), cache, options)
+    run = _Run(judge, prompts, dict(params or {}), cache, options, samples, ledger)
     todo = run.lookup()
     _run_pool(run, todo, options.concurrency, _Progress(options.progress, len(prompts), label))
     if run.fatal:
         raise run.fatal[0]
+    if run.budget_stop:
+        assert ledger is not None
+        missing = sum(1 for a, e in zip(run.answers, run.errors) if a is None and e is None)
+        raise JudgeBudgetExceeded(
+            f"{ledger.stopped}; {missing} prompt(s) not asked; the answers so far are cached: "
+            "rerun with a larger budget to resume"
+        )
     if run.abort:
         raise JudgeAborted(
             f"judge run aborted after {run.consecutive} consecutive failed calls "
@@ -414,12 +488,18 @@ class JudgeRunner:
         cache_path: Optional[str] = None,
         options: Optional[RunnerOptions] = None,
         templates: Optional[Mapping[str, str]] = None,
+        sampling: Optional[Sampling] = None,
+        ledger: Optional[Ledger] = None,
     ) -> None:
         self.judge = judge
         self.cache: Optional[JudgeCache] = JudgeCache(cache_path) if cache_path else None
         self.options = options if options is not None else RunnerOptions()
         self.template_paths: Dict[str, str] = dict(templates or {})
         self.stats = JudgeStats()
+        self.sampling = (sampling or Sampling()).checked()
+        self.sample_stats = SampleStats(self.sampling.samples)
+        self.ledger = ledger if ledger is not None else Ledger(model=getattr(judge, "model", "") or "")
+        self._noted = False
 
     # The options as the attributes they were before :class:`RunnerOptions` held them.
     @property
@@ -445,16 +525,72 @@ class JudgeRunner:
         params: Optional[Mapping[str, Any]] = None,
         parse: Optional[Callable[[str], Any]] = None,
         label: str = "judge",
+        vote: Optional[Callable[[Any], Any]] = None,
+        kind: str = "bool",
     ) -> JudgeResult:
+        """Ask every prompt (``--samples N`` times when the step gives ``vote``; see :mod:`.sampled`).
+
+        ``vote`` turns a parsed answer into the step's vote of kind ``kind``
+        (``bool``, ``number`` or ``label``); a step without it (statements,
+        atomic facts) is asked once, whatever ``--samples`` says.
+        """
+        sampled = vote is not None and self.sampling.samples > 1
+        n = self.sampling.samples if sampled else 1
+        if sampled and self.sampling.rule.name not in rules_for(kind):
+            decide([], kind, self.sampling.rule, self.sampling.tie)  # the usage error, before any call
+        asked = [p for p in prompts for _ in range(n)]
         try:
             res = run_with_options(
-                self.judge, prompts, self.options, params=params, parse=parse, cache=self.cache, label=label
+                self.judge,
+                asked,
+                self.options,
+                params=params,
+                parse=None if sampled else parse,
+                cache=self.cache,
+                label=label,
+                samples=[s for _ in prompts for s in range(n)] if sampled else None,
+                ledger=self.ledger,
             )
         except JudgeAborted as exc:
             self.stats = JudgeStats(*(a + b for a, b in zip(self.stats, exc.stats)))
             raise
+        if sampled:
+            assert vote is not None
+            res = self._combine(res, n, parse, vote, kind)
         self.stats = JudgeStats(*(a + b for a, b in zip(self.stats, res.stats)))
         return res
+
+    def _combine(
+        self, res: JudgeResult, n: int, parse: Optional[Callable[[str], Any]], vote: Callable[[Any], Any], kind: str
+    ) -> JudgeResult:
+        """The sampled result, one item per prompt (:func:`~rageval_min.judges.sampled.combine_item`)."""
+        answers: List[Optional[str]] = []
+        parsed: List[Any] = []
+        errors: List[Optional[str]] = []
+        unparseable = 0
+        for start in range(0, len(res.answers), n):
+            item = combine_item(
+                res.answers[start : start + n],
+                res.errors[start : start + n],
+                parse=parse,
+                vote=vote,
+                kind=kind,
+                sampling=self.sampling,
+                stats=self.sample_stats,
+            )
+            answers.append(item.answer)
+            parsed.append(item.parsed)
+            errors.append(item.error)
+            unparseable += item.unparseable
+        return JudgeResult(answers, parsed, errors, res.stats._replace(unparseable=unparseable))
+
+    def extra_metrics(self) -> Dict[str, Any]:
+        """The sampling metrics (with ``--samples`` > 1) and the usage metrics (:meth:`Ledger.metrics`)."""
+        out: Dict[str, Any] = {}
+        if self.sampling.samples > 1:
+            out.update(self.sample_stats.metrics())
+        out.update(self.ledger.metrics())
+        return out
 
     def template(self, step: str, builtin: "PromptTemplate") -> "PromptTemplate":
         """The template for ``step``: the user's file if one was given, else ``builtin``."""
@@ -473,5 +609,11 @@ class JudgeRunner:
         ]
 
     def close(self) -> None:
+        """Close the cache; say once on the progress stream how many counted answers this run did not pay."""
         if self.cache is not None:
             self.cache.close()
+        note = self.ledger.note()
+        stream = self.options.progress
+        if note is not None and stream is not None and not self._noted:
+            self._noted = True
+            stream.write(f"rageval-min: note: {note}\n")

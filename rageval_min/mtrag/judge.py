@@ -53,6 +53,7 @@ from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..judges import PromptTemplate, UnparseableAnswer
 from ..judges import options as judge_options
+from ..judges.stats_metrics import TRUST_METRIC_NAMES
 from ..report import Report
 
 __all__ = [
@@ -265,6 +266,11 @@ def parse_statements(text: str) -> List[str]:
     return [s.strip() for s in items if s.strip()]
 
 
+#: ``--samples``: the idk, underspecified and rb_llm values are numeric votes (majority = the most
+#: frequent value, or median / mean); the rl_f verdicts are pass/fail votes; the statements are asked once.
+_NUMBER: Dict[str, Any] = {"vote": float, "kind": "number"}
+
+
 def parse_verdict(text: str) -> int:
     """1 or 0 from ``{"verdict": 1}``; unparseable otherwise."""
     try:
@@ -400,11 +406,13 @@ def judge_records(
             continue
         if step == "underspecified":
             prompts = [tpl["underspecified"].render(response=p) for p in preds]
-            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_underspecified, label="mtrag underspecified")
+            res = runner.run(
+                prompts, params=JUDGE_PARAMS, parse=parse_underspecified, label="mtrag underspecified", **_NUMBER
+            )
             put("underspecified_eval", res.parsed, res.errors)
         elif step == "idk":
             prompts = [tpl["idk"].render(inquiry=c, response=p) for c, p in zip(convs, preds)]
-            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_idk, label="mtrag idk")
+            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_idk, label="mtrag idk", **_NUMBER)
             put("idk_eval", res.parsed, res.errors)
         elif step == "rl_f":
             values, errors = _rl_f(prepared, runner, tpl, diags)
@@ -422,7 +430,7 @@ def judge_records(
                         document="\n\n".join(p.passages),
                     )
                 )
-            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_rating, label="mtrag rb_llm")
+            res = runner.run(prompts, params=JUDGE_PARAMS, parse=parse_rating, label="mtrag rb_llm", **_NUMBER)
             put("RB_llm", res.parsed, res.errors)
     return diags
 
@@ -442,7 +450,9 @@ def _rl_f(
             continue
         context = "\n".join(p.passages)
         jobs += [(i, tpl["rl_f_verdict"].render(context=context, statement=s)) for s in statements]
-    ver = runner.run([p for _, p in jobs], params=RAGAS_PARAMS, parse=parse_verdict, label="mtrag rl_f verdicts")
+    ver = runner.run(
+        [p for _, p in jobs], params=RAGAS_PARAMS, parse=parse_verdict, label="mtrag rl_f verdicts", vote=bool
+    )
     per: Dict[int, List[Optional[int]]] = {}
     for (i, _), v, e in zip(jobs, ver.parsed, ver.errors):
         per.setdefault(i, []).append(None if e is not None else v)
@@ -550,7 +560,8 @@ def judge_file(
 def gate_names(steps: Sequence[str]) -> List[str]:
     """The gateable names of an ``mtrag judge`` report: ``records``, the judged metrics, then the
     runner's statistics (``judge_calls``, ...)."""
-    return mtrag.JudgeAccumulator.metric_names(steps=steps) + list(judges.JudgeStats().as_metrics())
+    names = mtrag.JudgeAccumulator.metric_names(steps=steps) + list(judges.JudgeStats().as_metrics())
+    return names + list(TRUST_METRIC_NAMES)
 
 
 def run_judge_step(

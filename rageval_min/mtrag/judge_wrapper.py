@@ -19,6 +19,7 @@ from typing import (
 from .._contract import ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
+from ..judges.stats_metrics import TRUST_METRICS
 from ..report import Report
 from ._common import (
     ANSWERABILITY_FIELDS,
@@ -291,7 +292,7 @@ class JudgeAccumulator(_MeansAccumulator):
         Metric("judge_cache_hits", "neither", "count", "judge answers taken from the cache"),
         Metric("judge_failures", "lower", "count", "judge calls that failed after the retries (value null)"),
         Metric("judge_unparseable", "lower", "count", "judge answers that could not be parsed"),
-    )
+    ) + TRUST_METRICS
     INPUTS = (
         Input(
             "--input",

@@ -312,10 +312,10 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     template = _read_template(template_path)
     comps, diags = _comparisons(args, variants)
     check_gate_names(gates, judge.gate_names(comps, refm=args.refm, extras=extras))
-    args.judge_template = None  # the template is the family's, not a judge step's
+    files, args.judge_template = args.judge_template, None  # the template is the family's, not a judge step's
     records, runner = judge.judge_records(
         comps,
-        lambda: _cli_judge.judge_from_args(args, stderr=io.stderr),
+        lambda: _cli_judge.judge_from_args(args, stderr=io.stderr, template_files=files),
         nopt=args.nopt,
         template=template,
         judge_column=args.judge_column,

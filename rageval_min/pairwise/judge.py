@@ -18,6 +18,7 @@ from .. import judges
 from .._contract import ItemRow
 from .._io import write_jsonl
 from ..judges.options import judge_model, with_judge_stats
+from ..judges.stats_metrics import TRUST_METRIC_NAMES
 from ..report import Report
 from ._common import EM_MARKER, FAIL_MESSAGE
 from .analyze_util import extract_choice
@@ -35,7 +36,7 @@ PAIRWISE_PARAMS: Dict[str, Any] = {"temperature": 0, "max_tokens": 1024}
 def gate_names(comparisons: Sequence[Comparison], *, refm: str, extras: Sequence[str]) -> List[str]:
     """Every gateable name of a judged run: :func:`~.sub_eval.possible_metric_names` and the judge's statistics."""
     names = possible_metric_names(comparisons, refm=refm, extras=extras)
-    return names + list(judges.JudgeStats().as_metrics())
+    return names + list(judges.JudgeStats().as_metrics()) + list(TRUST_METRIC_NAMES)
 
 
 def judge_prompts(comparisons: Sequence[Comparison], *, nopt: int, template: Optional[str]) -> List[Tuple[int, str]]:
@@ -91,7 +92,12 @@ def judge_records(
     runner = open_runner()
     try:
         res = runner.run(
-            [p for _, p in prompts], params=PAIRWISE_PARAMS, parse=choice_parser(nopt), label="pairwise judge"
+            [p for _, p in prompts],
+            params=PAIRWISE_PARAMS,
+            parse=choice_parser(nopt),
+            label="pairwise judge",
+            vote=str,
+            kind="label",
         )
     finally:
         runner.close()

@@ -11,6 +11,7 @@ one, so higher is better for the model the name starts with.
 from typing import Tuple
 
 from .._metrics import Input, InputField, Metric
+from ..judges.stats_metrics import TRUST_METRICS
 
 __all__ = ["JUDGE_INPUTS", "JUDGE_METRICS", "SCORE_INPUTS", "SCORE_METRICS"]
 
@@ -68,11 +69,15 @@ _ITEMS = (
 SCORE_METRICS: Tuple[Metric, ...] = _COUNTS + _TABLES + _EXTRAS + _ITEMS
 
 #: ``pairwise judge``: the same, plus the judge runner's statistics.
-JUDGE_METRICS: Tuple[Metric, ...] = SCORE_METRICS + (
-    Metric("judge_calls", "neither", "count", "prompts sent to the judge (retries not counted again)"),
-    Metric("judge_cache_hits", "neither", "count", "prompts answered from the judge cache"),
-    Metric("judge_failures", "lower", "count", "judge calls that still failed after the retries"),
-    Metric("judge_unparseable", "lower", "count", "judge answers with no extractable choice"),
+JUDGE_METRICS: Tuple[Metric, ...] = (
+    SCORE_METRICS
+    + (
+        Metric("judge_calls", "neither", "count", "prompts sent to the judge (retries not counted again)"),
+        Metric("judge_cache_hits", "neither", "count", "prompts answered from the judge cache"),
+        Metric("judge_failures", "lower", "count", "judge calls that still failed after the retries"),
+        Metric("judge_unparseable", "lower", "count", "judge answers with no extractable choice"),
+    )
+    + TRUST_METRICS
 )
 
 _FATAL = "an input error naming the row (the reference fails)"

@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 from .._contract import Accumulator, ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
 from ..errors import ScoringError
+from ..judges.stats_metrics import TRUST_METRICS
 from ..report import Report
 from ._common import FAMILY, JUDGED, Number, _is_fact, _is_number, _who, check_variants, result_metrics, signature
 from .evalue import Scores, _checked_factlabel, _checked_record, label_row
@@ -69,7 +70,7 @@ _JUDGE_STATS = (
     Metric("judge_cache_hits", "neither", "count", "prompts answered from the judge cache"),
     Metric("judge_failures", "lower", "count", "judge calls that still failed after the retries"),
     Metric("judge_unparseable", "lower", "count", "judge answers the parser rejected"),
-)
+) + TRUST_METRICS
 
 #: The fields of a prediction record that the labelling reads.
 _PREDICTION_FIELDS = (

@@ -28,6 +28,7 @@ from .._io import dumps, open_output, read_text
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
+from ..judges.stats_metrics import TRUST_METRIC_NAMES
 from . import judge as rgb_judge
 from .abilities import REPORT_RENDERERS
 
@@ -326,6 +327,7 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
     """Check everything, label and build every prompt, then ask the judge (:mod:`.judge`), then score."""
     gates = prepare(args, inputs=[args.input])
     names = rgb.JudgeAccumulator.metric_names(judged=args.judged) + list(judges.JudgeStats().as_metrics())
+    names += list(TRUST_METRIC_NAMES)
     check_gate_names(gates, names)
     _check_noise_option(args)
     variants = rgb.check_variants(selected_variants(args))
@@ -340,7 +342,9 @@ def run_judge(args: argparse.Namespace, io: CliIO) -> int:
         dataset=dataset,
         variants=variants,
         template=template,
-        make_runner=lambda: _cli_judge.judge_from_args(runner_args, stderr=io.stderr),
+        make_runner=lambda: _cli_judge.judge_from_args(
+            runner_args, stderr=io.stderr, template_files=args.judge_template
+        ),
         records_path=args.records,
     )
     with item_sink(args.per_item) as on_item:

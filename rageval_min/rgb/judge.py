@@ -16,7 +16,9 @@ from .._io import write_jsonl
 from ..errors import ScoringError
 from ..report import Report
 from .accumulators import JudgeAccumulator
+from .fact_evalue import parse_fact_judgement
 from .files import _accumulate_rows, label_file
+from .reject_evalue import parse_reject_judgement
 
 if TYPE_CHECKING:  # the judge stack is imported by the caller that builds the runner
     from ..judges.runner import JudgeRunner
@@ -78,12 +80,21 @@ def ask_judge(records: List[Dict[str, Any]], runner: "JudgeRunner", *, judged: s
     """Ask ``runner`` every record's ``judge_prompt``; store ``evaluation`` (and ``judge_error``) in place.
 
     Records without a string ``judge_prompt`` (the ones the reference drops) are not
-    sent.  The runner is closed afterwards, whatever happens.  Returns one line per
-    failed call (``id=...: error``), in input order.
+    sent.  With ``--samples N`` each answer's vote is the reference's verdict test
+    (rejected / errors detected, a pass/fail vote) and ``evaluation`` is the first
+    sample whose verdict is the pass rule's, so scoring reads the rule's verdict.
+    The runner is closed afterwards, whatever happens.  Returns one line per failed call
+    (``id=...: error``), in input order.
     """
     try:
         asked = [i for i, r in enumerate(records) if isinstance(r.get("judge_prompt"), str)]
-        res = runner.run([records[i]["judge_prompt"] for i in asked], params=RGB_PARAMS, label=f"rgb judge {judged}")
+        res = runner.run(
+            [records[i]["judge_prompt"] for i in asked],
+            params=RGB_PARAMS,
+            label=f"rgb judge {judged}",
+            vote=parse_reject_judgement if judged == "reject" else parse_fact_judgement,
+            kind="bool",
+        )
     finally:
         runner.close()
     failed: List[str] = []
