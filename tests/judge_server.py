@@ -25,6 +25,10 @@ injected from a queue (``server.faults``) or per prompt (``server.prompt_faults`
 ``"echo_auth"``
     status 401 whose body echoes the request's ``Authorization`` header.
 
+``usage`` is the ``usage`` object of every answer (default OpenAI-shaped, one prompt and one
+completion token); set it to another object (an Anthropic shape), to ``None`` to send none, or to a
+callable ``usage(prompt, body)``.
+
 ``in_flight`` counts the requests being handled; a request leaves it *before*
 its reply is written, so a client that sends its next request as soon as it
 reads a reply never sees more requests in flight than it has workers.
@@ -48,6 +52,7 @@ def default_answer(prompt: str, body: Dict[str, Any]) -> str:
 class ChatServer:
     def __init__(self, answer: Callable[[str, Dict[str, Any]], str] = default_answer) -> None:
         self.answer = answer
+        self.usage: Any = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
         self.faults: List[Any] = []
         self.prompt_faults: Dict[str, List[Any]] = {}
         self.requests: List[Dict[str, Any]] = []
@@ -221,18 +226,19 @@ class ChatServer:
 
             def _answer_payload(self, prompt: str, body: Dict[str, Any]) -> bytes:
                 answer = server.answer(prompt, body)
-                return json.dumps(
-                    {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", ""),
-                        "choices": [
-                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}
-                        ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    }
-                ).encode("utf-8")
+                payload = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", ""),
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}
+                    ],
+                }
+                usage = server.usage(prompt, body) if callable(server.usage) else server.usage
+                if usage is not None:
+                    payload["usage"] = usage
+                return json.dumps(payload).encode("utf-8")
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -71,7 +71,8 @@ class Ledger:
         self.reserved: Amount = 0
         self.estimate: Optional[Amount] = None
         self.in_flight = 0
-        self.stopped: Optional[str] = None
+        self.stopped: Optional[str] = None  # why no further call may start
+        self._next: Amount = 0
         self._cond = threading.Condition()
 
     @property
@@ -119,14 +120,22 @@ class Ledger:
                 return None
             est = self.estimate if self.estimate is not None else 0
             if self.spent + self.reserved + est > self._limit():
-                self.stopped = (
-                    f"judge budget {self._name()} reached: {self._show(self.spent)} spent by {self.live} call(s), "
-                    f"the next call (estimated at {self._show(est)}) would exceed it"
-                )
+                self.stopped = "reached"
+                self._next = est
                 return None
             self.reserved += est
             self.in_flight += 1
             return est
+
+    def stop_message(self) -> str:
+        """Why the run stopped, with what was spent once the calls in flight ended (one line)."""
+        with self._cond:
+            if self.stopped == "reached":
+                return (
+                    f"judge budget {self._name()} reached: {self._show(self.spent)} spent by {self.live} call(s), "
+                    f"the next call (estimated at {self._show(self._next)}) would exceed it"
+                )
+            return str(self.stopped)
 
     def settle(self, reserved: Amount, raw: Any) -> None:
         """After a live call that was answered: spend what it cost, release its reservation."""

@@ -459,7 +459,7 @@ def run_with_options(
         assert ledger is not None
         missing = sum(1 for a, e in zip(run.answers, run.errors) if a is None and e is None)
         raise JudgeBudgetExceeded(
-            f"{ledger.stopped}; {missing} prompt(s) not asked; the answers so far are cached: "
+            f"{ledger.stop_message()}; {missing} prompt(s) not asked; the answers so far are cached: "
             "rerun with a larger budget to resume"
         )
     if run.abort:

@@ -36,7 +36,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import ScoringError
 from .interface import UnparseableAnswer
-from .sampling import TIE_RULES, PassRule, Vote, apply_rule, flip_rate, parse_pass_rule, self_consistency
+from .sampling import TIE_RULES, PassRule, apply_rule, flip_rate, parse_pass_rule, self_consistency
 
 __all__ = ["KINDS", "SampleStats", "Sampling", "combine_item", "decide", "rules_for"]
 
@@ -80,18 +80,18 @@ def rules_for(kind: str) -> Tuple[str, ...]:
     return ("majority",)
 
 
-def _plurality(votes: List[Vote], kind: str, tie: str) -> Optional[Vote]:
+def _plurality(votes: Sequence[Any], kind: str, tie: str) -> Any:
     counts = Counter(votes)
     top = max(counts.values())
     tied = [v for v in counts if counts[v] == top]  # in order of first appearance
     if len(tied) == 1:
         return tied[0]
     if kind == "number" and tie in ("fail", "pass"):
-        return min(tied) if tie == "fail" else max(tied)  # type: ignore[type-var]
+        return min(tied) if tie == "fail" else max(tied)
     return None
 
 
-def decide(votes: Sequence[Vote], kind: str, rule: PassRule, tie: str) -> Optional[Vote]:
+def decide(votes: Sequence[Any], kind: str, rule: PassRule, tie: str) -> Any:
     """The verdict of one item's votes (``None`` votes left out); ``None`` when undetermined.
 
     >>> r = parse_pass_rule
@@ -119,8 +119,8 @@ class SampleStats:
 
     def __init__(self, samples: int) -> None:
         self.samples = samples
-        self.votes: List[List[Vote]] = []
-        self.verdicts: List[Optional[Vote]] = []
+        self.votes: List[List[Any]] = []
+        self.verdicts: List[Any] = []
         self.undetermined = 0
 
     def metrics(self) -> dict:
@@ -128,7 +128,7 @@ class SampleStats:
         return {
             "judge_samples": self.samples,
             "judge_self_consistency": self_consistency(self.votes),
-            "judge_flip_rate": flip_rate(self.votes, self.verdicts),  # type: ignore[arg-type]
+            "judge_flip_rate": flip_rate(self.votes, self.verdicts),
             "judge_undetermined": self.undetermined,
         }
 
@@ -156,7 +156,7 @@ def combine_item(
     errors: Sequence[Optional[str]],
     *,
     parse: Optional[Callable[[str], Any]],
-    vote: Callable[[Any], Vote],
+    vote: Callable[[Any], Any],
     kind: str,
     sampling: Sampling,
     stats: SampleStats,
@@ -166,7 +166,7 @@ def combine_item(
         if e is not None:
             return Item(None, None, e, 0)
     parsed: List[Any] = []
-    votes: List[Vote] = []
+    votes: List[Any] = []
     bad = 0
     for a in answers:
         value, unreadable = _parse_one(str(a), parse)
@@ -176,7 +176,7 @@ def combine_item(
     if all(v is None for v in votes):
         return Item(answers[0], parsed[0], None, bad)
     verdict = decide(votes, kind, sampling.rule, sampling.tie)
-    stats.votes.append([v for v in votes if v is not None])
+    stats.votes.append(list(votes))
     stats.verdicts.append(verdict)
     if verdict is None:
         stats.undetermined += 1
