@@ -13,7 +13,7 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from rageval_min.errors import ScoringError
-from rageval_min.judges import DEFAULT_TIMEOUT, JudgeError, chat_messages
+from rageval_min.judges import DEFAULT_TIMEOUT, JudgeAnswer, JudgeError, chat_messages
 
 from ._common import missing_extra
 
@@ -71,6 +71,10 @@ class OpenAIJudge:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r})"
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
+        return self.answer_full(prompt, params).text
+
+    def answer_full(self, prompt: str, params: Mapping[str, Any], sample: int = 0) -> JudgeAnswer:
+        """The answer and the response's ``usage`` (as the client parsed it; ``None`` without one)."""
         openai = self._openai
         messages, rest = chat_messages(prompt, params)
         try:
@@ -101,4 +105,16 @@ class OpenAIJudge:
             raise JudgeError(f"no choices[0].message.content in the response from {self.base_url}") from None
         if not isinstance(content, str):
             raise JudgeError(f"choices[0].message.content from {self.base_url} is not a string")
-        return content
+        return JudgeAnswer(content, _usage(getattr(resp, "usage", None)))
+
+
+def _usage(usage: Any) -> Optional[Dict[str, Any]]:
+    """The client's usage object as the plain JSON object the server sent (``None`` without one)."""
+    dump = getattr(usage, "model_dump", None)
+    if not callable(dump):
+        return None
+    try:
+        value = dump(exclude_none=True)
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None

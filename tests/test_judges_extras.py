@@ -328,3 +328,15 @@ def test_bertscore_fills_mtrag_rb_agg_offline(bertscore_env, minilm_raw, tmp_pat
         assert m["RB_agg"] == [rb]
         assert -1.5 < m["BertscoreR"][0] <= 1.0
     assert report.metrics["RB_agg"] is not None and "bertscore=scorer" in report.signature
+
+
+def test_openai_judge_stores_the_usage_the_server_sent(server, monkeypatch, tmp_path):
+    j = _openai_judge(server, monkeypatch)
+    server.usage = {"prompt_tokens": 120, "completion_tokens": 8, "prompt_tokens_details": {"cached_tokens": 100}}
+    path = str(tmp_path / "c.jsonl")
+    cache = judges.JudgeCache(path)
+    run_judge(j, ["q"], params={"temperature": 0}, cache=cache)
+    cache.close()
+    [entry] = judges.JudgeCache.read_entries(path)
+    assert entry["usage"]["prompt_tokens"] == 120 and entry["usage"]["prompt_tokens_details"]["cached_tokens"] == 100
+    assert entry["usage"]["completion_tokens"] == 8

@@ -355,6 +355,19 @@ def test_budget_tokens_stops_before_the_call_that_would_exceed_it_then_resumes(t
         assert "2 of 5 answer(s) came from the cache" in err
 
 
+def test_budget_zero_makes_no_call_and_an_answer_without_usage_stops_a_budgeted_run(tmp_path):
+    inp = _prompts(tmp_path / "p.jsonl", 3)
+    cache = str(tmp_path / "c.jsonl")
+    with ChatServer() as server:
+        argv = ["--input", inp] + _judge_args(server, str(tmp_path / "a.jsonl"), cache)
+        code, _, err = _judge_run(argv + ["--budget-tokens", "0"])
+        assert code == 2 and "--budget-tokens 0 reached: 0 tokens spent by 0 call(s)" in err and not server.requests
+        server.usage = None
+        code, _, err = _judge_run(argv + ["--budget-tokens", "100"])
+        assert code == 2 and "the judge answered without usage, so it cannot be kept" in err
+        assert len(server.requests) == 1 and len(_cache_entries(cache)) == 1  # the answer is kept
+
+
 def test_budget_usd_and_a_family_command(tmp_path):
     table = tmp_path / "prices.json"
     table.write_text(json.dumps({"models": {"scripted": {"prompt": 1, "completion": 2}}}), encoding="utf-8")

@@ -15,9 +15,10 @@ judged steps keeps one total and one budget):
   estimate stay within the budget.  The estimate of a call is the largest cost
   of one answer seen so far (in the cache or this run); while no answer's
   usage is known the calls run one at a time, so each is counted before the
-  next one is estimated.  A call larger than every answer before it can still
-  go over the budget: no tokenizer is shipped, so a call's size is not known
-  before it is made.  Tokens are prompt plus completion tokens (cached prompt
+  next one is estimated (the first call starts when anything of the budget is
+  left, so ``--budget-tokens 0`` makes no call).  A call larger than every
+  answer before it can still go over the budget: no tokenizer is shipped, so a
+  call's size is not known before it is made.  Tokens are prompt plus completion tokens (cached prompt
   tokens included); dollars are :func:`~rageval_min.judges.cost.cost` at the
   price table's prices.  A live answer without usage stops a budgeted run:
   the budget could not be kept.
@@ -119,7 +120,8 @@ class Ledger:
             if self.stopped is not None:
                 return None
             est = self.estimate if self.estimate is not None else 0
-            if self.spent + self.reserved + est > self._limit():
+            unknown = self.estimate is None  # the first call: allowed while anything is left
+            if (self.spent >= self._limit()) if unknown else (self.spent + self.reserved + est > self._limit()):
                 self.stopped = "reached"
                 self._next = est
                 return None

@@ -143,7 +143,7 @@ def _check_budget(args: argparse.Namespace, judge: Any, prices: Optional[PriceTa
     live = getattr(judge, "cacheable", True)
     if budgeted and live and not callable(getattr(judge, "answer_full", None)):
         raise ScoringError(
-            "a budget needs a judge that reports token usage (http(s)://, or replay:), not " + judge.identity,
+            "a budget needs a judge that reports token usage (http(s)://, openai:, or replay:), not " + judge.identity,
             field="--budget-tokens" if tokens is not None else "--budget-usd",
         )
     if prices is not None and model not in prices:
