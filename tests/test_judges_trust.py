@@ -471,3 +471,32 @@ def test_require_calibration_on_judge_commands(family, tmp_path):
         assert server.requests == []  # refused before any call
         code, _, err = run(live + ["--require-calibration", ok])
         assert code == 0, err
+
+
+def test_the_gold_sampled_cache_of_docs_judges_md(tmp_path):
+    """The offline example of docs/judges.md, "Repeated sampling, token usage, cost and budgets"."""
+    s = os.path.join(ROOT, "gold_samples", "judge")
+    base = ["--input", os.path.join(s, "prompts.jsonl"), "--param", "temperature=0"]
+    base += ["--judge", "replay:" + os.path.join(s, "sampled_cache.jsonl")]
+    out = str(tmp_path / "answers.jsonl")
+    argv = base + ["--records", out, "--samples", "3", "--price-table", os.path.join(s, "prices.json")]
+    code, text, err = _judge_run(argv + _gates(SAMPLING + USAGE + ["judge_cost"]))
+    assert code == 0, err
+    assert _metrics(text) == {
+        "judge_failures": 0,
+        "judge_samples": 3,
+        "judge_self_consistency": 0.75,
+        "judge_flip_rate": 0.0,
+        "judge_undetermined": 0,
+        "judge_prompt_tokens": 249,
+        "judge_completion_tokens": 9,
+        "judge_cached_tokens": 96,
+        "judge_usage_missing": 0,
+        "judge_cost": (153 * 0.15 + 96 * 0.075 + 9 * 0.6) / 1_000_000,
+    }
+    with open(os.path.join(s, "expected_answers.jsonl"), "rb") as fh:
+        assert _read(out) == fh.read()  # the majority of three samples is the one-sample demo's answers
+    code, text, err = _judge_run(base + ["--records", out, "--samples", "2", "--tie", "undetermined"])
+    assert code == 0 and json.loads(text)["diagnostics"] == [
+        "q3: undetermined: 2 samples, votes partial, no (majority, --tie undetermined)"
+    ]
