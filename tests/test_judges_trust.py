@@ -500,3 +500,19 @@ def test_the_gold_sampled_cache_of_docs_judges_md(tmp_path):
     assert code == 0 and json.loads(text)["diagnostics"] == [
         "q3: undetermined: 2 samples, votes partial, no (majority, --tie undetermined)"
     ]
+
+
+def test_usage_of_a_repeated_prompt_is_counted_once_live_warm_and_replayed(tmp_path):
+    inp = tmp_path / "p.jsonl"
+    inp.write_text("".join(json.dumps({"id": i, "prompt": "same"}) + "\n" for i in range(3)), encoding="utf-8")
+    cache = str(tmp_path / "c.jsonl")
+    seen = []
+    with ChatServer() as server:
+        server.usage = {"prompt_tokens": 7, "completion_tokens": 1}
+        for n in range(2):  # cold, then every answer from the cache
+            argv = ["--input", str(inp)] + _gates(USAGE) + _judge_args(server, str(tmp_path / f"{n}.jsonl"), cache)
+            code, out, err = _judge_run(argv)
+            seen.append(_metrics(out)["judge_prompt_tokens"])
+    argv = ["--input", str(inp), "--records", str(tmp_path / "r.jsonl"), "--judge", "replay:" + cache]
+    seen.append(_metrics(_judge_run(argv + _gates(USAGE))[1])["judge_prompt_tokens"])
+    assert seen == [7, 7, 7]

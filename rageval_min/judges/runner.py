@@ -166,6 +166,7 @@ class _Run:
     def lookup(self) -> Dict[str, List[int]]:
         """Fill answers from the cache; return the prompts still to ask, by key (duplicates asked once)."""
         todo: Dict[str, List[int]] = {}
+        counted = set()  # usage is counted once per key, as a run that asks a repeated prompt once
         for i, prompt in enumerate(self.prompts):
             if not isinstance(prompt, str):
                 raise ScoringError(f"prompt {i + 1} is {type(prompt).__name__}, not a string")
@@ -174,8 +175,9 @@ class _Run:
             if hit is not None:
                 self.answers[i] = hit
                 self.cache_hits += 1
-                if self.ledger is not None and key not in todo:
+                if self.ledger is not None and key not in counted:
                     assert self.cache is not None
+                    counted.add(key)
                     self.ledger.count(self.cache.get_usage(key), fresh=False)
             elif key in todo:
                 todo[key].append(i)
