@@ -455,7 +455,7 @@ def _calibration(tmp_path, spec, model, gate="kappa>=0.6"):
     return path
 
 
-@pytest.mark.parametrize("family", ["rgb", "judge"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_require_calibration_on_judge_commands(family, tmp_path):
     run, argv, base = _family_argv(family, tmp_path)
     model = "scripted"
@@ -516,3 +516,24 @@ def test_usage_of_a_repeated_prompt_is_counted_once_live_warm_and_replayed(tmp_p
     argv = ["--input", str(inp), "--records", str(tmp_path / "r.jsonl"), "--judge", "replay:" + cache]
     seen.append(_metrics(_judge_run(argv + _gates(USAGE))[1])["judge_prompt_tokens"])
     assert seen == [7, 7, 7]
+
+
+def test_require_calibration_checks_the_template_hash(tmp_path):
+    s = os.path.join(ROOT, "gold_samples", "judge")
+    tpl = tmp_path / "t.txt"
+    tpl.write_text("Judge this: {prompt}", encoding="utf-8")
+    inp = _prompts(tmp_path / "p.jsonl", 2)
+    with ChatServer() as server:
+        cal = str(tmp_path / "cal.json")
+        run_cli(
+            ["judge", "agreement", "--judge", os.path.join(s, "agreement_judge.jsonl")]
+            + ["--human", os.path.join(s, "agreement_human.jsonl"), "--level", "ordinal", "--labels", "no,partial,yes"]
+            + ["--gate", "kappa>=0.6", "--emit-calibration", cal, "--judge-spec", server.base_url]
+            + ["--judge-model", "scripted", "--judge-template", str(tpl)]
+        )
+        argv = ["--input", inp, "--require-calibration", cal] + _judge_args(server, str(tmp_path / "a.jsonl"))
+        code, _, err = _judge_run(argv)
+        assert code == 2 and "the calibration is for template_hash" in err and "not 'builtin'" in err
+        code, _, err = _judge_run(argv + ["--judge-template", str(tpl)])
+        assert code == 0, err
+        assert server.requests[0]["prompt"] == "Judge this: prompt number 0"
