@@ -537,3 +537,23 @@ def test_require_calibration_checks_the_template_hash(tmp_path):
         code, _, err = _judge_run(argv + ["--judge-template", str(tpl)])
         assert code == 0, err
         assert server.requests[0]["prompt"] == "Judge this: prompt number 0"
+
+
+def test_the_sampling_example_of_docs_judges_md_runs(tmp_path):
+    import shlex
+
+    with open(os.path.join(ROOT, "docs", "judges.md"), encoding="utf-8") as fh:
+        section = fh.read().split("## Repeated sampling, token usage, cost and budgets", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    commands = [c for c in block.replace("\\\n", " ").splitlines() if c.startswith("rageval-min ")]
+    assert len(commands) == 4
+    outs = []
+    for command in commands:
+        command = command.replace("$S", os.path.join(ROOT, "gold_samples", "judge"))
+        for name in ("answers.jsonl", "answers2.jsonl", "answers3.jsonl", "calibration.json"):
+            command = command.replace(" " + name, " " + str(tmp_path / name))
+        r = run_cli(shlex.split(command)[1:])
+        assert r.code == 0, (command, r.err)
+        outs.append(r.out)
+    for line in ("judge_self_consistency>=0.7  0.75", "judge_cost<=0.0001           3.555e-05"):
+        assert line in outs[0], outs[0]
