@@ -115,8 +115,10 @@ def load_prices(path: str) -> PriceTable:
     text = read_text(path, what="price table")
     if not path.lower().endswith(".toml"):
         return parse_price_table(text, path=path)
+    import importlib
+
     try:
-        import tomllib  # type: ignore[import-not-found,unused-ignore]
+        tomllib = importlib.import_module("tomllib")  # Python 3.11+; checked at run time, so 3.9 still imports us
     except ImportError:
         raise ScoringError("a TOML price table needs Python 3.11 or later; write it as JSON", path=path) from None
     try:
