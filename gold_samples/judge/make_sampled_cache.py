@@ -50,11 +50,9 @@ if os.path.exists(out):
     os.remove(out)
 with judge_server.ChatServer(answer=lambda p, b: answer(p, b)) as server:
     server.usage = usage
-    code = main(
-        ["judge", "run", "--input", os.path.join(HERE, "prompts.jsonl"), "--records", os.devnull,
-         "--judge", server.base_url, "--judge-model", "judge-small", "--judge-cache", out,
-         "--param", "temperature=0", "--samples", "3"]
-    )
+    argv = ["judge", "run", "--input", os.path.join(HERE, "prompts.jsonl"), "--records", os.devnull]
+    argv += ["--judge", server.base_url, "--judge-model", "judge-small", "--judge-cache", out]
+    code = main(argv + ["--param", "temperature=0", "--samples", "3"])
 with open(os.path.join(HERE, "prompts.jsonl"), encoding="utf-8") as fh:
     prompts = {_sha256(p): p for p in (json.loads(line)["prompt"] for line in fh)}
 with open(out, encoding="utf-8") as fh:
