@@ -55,10 +55,11 @@ def _flip(answer):
 
 
 class Varying:
-    """A scripted judge whose second answer to the same prompt (of every three) turns the verdict over."""
+    """A scripted judge whose answer ``which`` (0, 1, 2) of every three to a prompt turns the verdict over."""
 
-    def __init__(self, base):
+    def __init__(self, base, which=1):
         self.base = base
+        self.which = which
         self.seen = Counter()
         self.lock = threading.Lock()
 
@@ -67,7 +68,7 @@ class Varying:
             k = self.seen[prompt]
             self.seen[prompt] += 1
         answer = self.base(prompt, body)
-        return _flip(answer) if k % 3 == 1 else answer
+        return _flip(answer) if k % 3 == self.which else answer
 
 
 def _judge_run(argv):
@@ -557,3 +558,18 @@ def test_the_sampling_example_of_docs_judges_md_runs(tmp_path):
         outs.append(r.out)
     for line in ("judge_self_consistency>=0.7  0.75", "judge_cost<=0.0001           3.555e-05"):
         assert line in outs[0], outs[0]
+
+
+@pytest.mark.parametrize("family", ["rgb", "pairwise"])
+def test_the_stored_answer_is_the_first_sample_that_voted_the_verdict(family, tmp_path):
+    """Sample 0 is the odd one out: the family stores sample 1's answer, so it scores the majority's verdict."""
+    run, argv, base = _family_argv(family, tmp_path)
+    one, three = str(tmp_path / "one.jsonl"), str(tmp_path / "three.jsonl")
+    with ChatServer(answer=base) as server:
+        assert run(argv + _judge_args(server, one))[0] == 0
+    with ChatServer(answer=Varying(base, which=0)) as server:
+        code, out, err = run(argv + ["--samples", "3"] + _gates(SAMPLING) + _judge_args(server, three))
+    assert code == 0, err
+    assert _read(one) == _read(three)
+    m = _metrics(out)
+    assert m["judge_flip_rate"] == 1.0 and m["judge_self_consistency"] == 0.0  # every first sample was outvoted
