@@ -2,10 +2,23 @@
 
 from typing import List, Mapping
 
-from ..report.charts import Ctx, figure
+from ..report.charts import Ctx, declared_range, figure
 from ..report.svg import Bar, bar_chart, dot_plot, is_number
+from .accumulators import F1kAccumulator, SafeAccumulator
+from .correlation import CorrelateAccumulator
+from .factscorer import FactScoreAccumulator
+from .veriscore_metric import VeriScoreAccumulator
 
 __all__ = ["section"]
+
+#: Every factuality command's declared metrics (the charts' axes are clamped to their ranges).
+_DECLARED = (
+    F1kAccumulator.METRICS
+    + SafeAccumulator.METRICS
+    + FactScoreAccumulator.METRICS
+    + VeriScoreAccumulator.METRICS
+    + CorrelateAccumulator.METRICS
+)
 
 
 def section(c: Ctx) -> str:
@@ -18,7 +31,9 @@ def section(c: Ctx) -> str:
     ]
     if heads:
         caption = "error bars: the result's bootstrap interval" if any(n in c.intervals for n in heads) else ""
-        out.append(figure(bar_chart([(n, [c.bar(r[n], n)]) for n in heads], title="factuality", ymax=1.0), caption))
+        domain = declared_range(_DECLARED, heads)
+        svg = bar_chart([(n, [c.bar(r[n], n)]) for n in heads], title="factuality", domain=domain)
+        out.append(figure(svg, caption))
     lines = r.get("lines")
     if isinstance(lines, list) and lines and all(isinstance(x, Mapping) for x in lines):
         if any("f1_at_k" in x for x in lines):
@@ -33,7 +48,8 @@ def section(c: Ctx) -> str:
                     st = x.get(name)
                     bars.append(Bar(st.get("statistic") if isinstance(st, Mapping) else None, j, label=name))
                 groups.append((str(x.get("id", i)), bars))
-            out.append(figure(bar_chart(groups, title="correlations", series=["pearson", "spearman"], ymax=1.0)))
+            domain = declared_range(_DECLARED, ["pearson", "spearman"])
+            out.append(figure(bar_chart(groups, title="correlations", series=["pearson", "spearman"], domain=domain)))
     per_prompt = r.get("per_prompt_f1")
     if isinstance(per_prompt, Mapping):
         for side, vals in per_prompt.items():
@@ -54,5 +70,6 @@ def section(c: Ctx) -> str:
                 domains.append(str(x.get("domain")))
         cell = {(str(x.get("domain")), str(x.get("model"))): x.get("veriscore") for x in scores}
         groups = [(d, [Bar(cell.get((d, m)), i, label=f"{m} {d}") for i, m in enumerate(models)]) for d in domains]
-        out.append(figure(bar_chart(groups, title="VeriScore by domain", series=models, ymax=1.0)))
+        domain = declared_range(_DECLARED, ["veriscore"])
+        out.append(figure(bar_chart(groups, title="VeriScore by domain", series=models, domain=domain)))
     return "".join(out)

@@ -1,6 +1,6 @@
 """The grounding section of the HTML report (``--format html``): drawn from the report's result."""
 
-from ..report.charts import Ctx, figure
+from ..report.charts import Ctx, declared_range, figure
 from ..report.svg import bar_chart
 from .score_eval import GroundingAccumulator
 
@@ -15,7 +15,7 @@ def section(c: Ctx) -> str:
     svg = bar_chart(
         [(m.name, [c.bar(c.result[m.name], m.name)]) for m in rates],
         title="grounding rates against their gates",
-        ymax=max((m.hi for m in rates if m.hi is not None), default=None),
+        domain=declared_range(rates, [m.name for m in rates]),
     )
     return figure(
         svg, "bars: the result's rates; dashed marks: gate thresholds (green pass, red fail, amber not evaluated)"

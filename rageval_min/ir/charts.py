@@ -6,15 +6,20 @@ Mirrors no upstream code: it draws the report with the report layer's chart piec
 
 from typing import Any, List, Mapping
 
-from ..report.charts import Ctx, figure
+from ..report.charts import Ctx, declared_range, figure
 from ..report.svg import bar_chart, dot_plot, is_number
+from .scoring import IrAccumulator
 
 __all__ = ["section"]
 
 
 def _rates(measures: Mapping[str, Any]) -> List[str]:
-    """The measures drawn as bars: floats in 0..1 (the counts are listed instead)."""
-    return [k for k, v in measures.items() if isinstance(v, float) and is_number(v) and 0.0 <= v <= 1.0]
+    """The measures drawn as bars: the float means with a declared range (the counts are listed instead)."""
+    return [
+        k
+        for k, v in measures.items()
+        if isinstance(v, float) and is_number(v) and None not in declared_range(IrAccumulator.METRICS, [k])
+    ]
 
 
 def section(c: Ctx) -> str:
@@ -35,12 +40,15 @@ def section(c: Ctx) -> str:
     out = []
     if names:
         bars = [(k, [c.bar(measures[k], k)]) for k in names]
-        out.append(figure(bar_chart(bars, title="mean over topics", ymax=1.0), caption))
+        domain = declared_range(IrAccumulator.METRICS, names)
+        out.append(figure(bar_chart(bars, title="mean over topics", domain=domain), caption))
     topics = c.result.get("topics")
     if not isinstance(topics, list):
         out.append('<p class="note">per-topic distributions: score with --format html to include them</p>')
         return "".join(out)
     for k in names:
         dots = [(str(t.get("qid")), t.get(k)) for t in topics if isinstance(t, Mapping)]
-        out.append(figure(dot_plot(dots, title=f"{k} per topic ({len(dots)} topics)"), "one dot per topic"))
+        lo, hi = declared_range(IrAccumulator.METRICS, [k])
+        svg = dot_plot(dots, title=f"{k} per topic ({len(dots)} topics)", lo=lo or 0.0, hi=1.0 if hi is None else hi)
+        out.append(figure(svg, "one dot per topic"))
     return "".join(out)

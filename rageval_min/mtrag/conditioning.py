@@ -309,8 +309,9 @@ class ConditionAccumulator(_MeansAccumulator):
                 "mean",
                 f"{m}, IDK-conditioned ({'paper_idk' if paper else 'with underspecified'} rules)",
                 per_item=True,
-                lo=0.0,
-                hi=1.0,
+                # RB_agg has no range: negative BERTScore components are not guarded (as upstream)
+                lo=None if m == "RB_agg" else 0.0,
+                hi=None if m == "RB_agg" else 1.0,
             )
             for paper in (False, True)
             for m in CONDITIONED_METRICS

@@ -144,8 +144,25 @@ def summary_values(metrics: Dict[str, Any]) -> Dict[str, Any]:
 #: What an evaluated record's metrics are, as their own steps declare them (the metrics an item row
 #: of ``summarize`` carries): every MT-RAG metric is a score, higher is better, but for these.
 _DESCRIPTIVE = ("Extractiveness_RougeL", "Length", "idk_eval", "underspecified_eval")
+#: The declared ranges (charts clamp to them): token overlaps, judge verdicts and their conditioned
+#: forms lie in 0..1, a length is not negative; BERTScore and RB_agg are open (negative components
+#: are not guarded, as upstream).
+_RANGES: Dict[str, Tuple[Optional[float], Optional[float]]] = dict.fromkeys(
+    ("Recall", "RougeL_stemFalse", "Extractiveness_RougeL", "idk_eval", "underspecified_eval", "RL_F", "RB_llm")
+    + tuple(m + s for m in ("RL_F", "RB_llm") for s in ("_idk_underspecified", "_idk")),
+    (0.0, 1.0),
+)
+_RANGES["Length"] = (0.0, None)
 _ROW_METRICS = tuple(
-    Metric(name, "neither" if name in _DESCRIPTIVE else "higher", "mean", f"the record's {name}", per_item=True)
+    Metric(
+        name,
+        "neither" if name in _DESCRIPTIVE else "higher",
+        "mean",
+        f"the record's {name}",
+        per_item=True,
+        lo=_RANGES.get(name, (None, None))[0],
+        hi=_RANGES.get(name, (None, None))[1],
+    )
     for name in dict.fromkeys(
         ALGORITHMIC_METRICS
         + ("idk_eval", "underspecified_eval", "RL_F", "RB_llm")

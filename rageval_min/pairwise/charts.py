@@ -2,8 +2,9 @@
 
 from typing import Any, Dict, List, Mapping, Tuple
 
-from ..report.charts import Ctx, figure
+from ..report.charts import Ctx, declared_range, figure
 from ..report.svg import bar_chart, heatmap, is_number, stacked_bar
+from .sub_eval import PairwiseAccumulator
 
 __all__ = ["section"]
 
@@ -106,4 +107,6 @@ def _old_version_bars(c: Ctx, old: Any) -> List[str]:
     groups = [
         (m, [c.bar(vals.get((m, i)), f"{s};{m};{col}", i, f"{s} {m}") for i, s in enumerate(series)]) for m in names
     ]
-    return [figure(bar_chart(groups, title=f"{col} win rate against the reference", series=series, ymax=1.0))]
+    domain = declared_range(PairwiseAccumulator.METRICS, [f"{s};{m};{col}" for s in series for m in names])
+    title = f"{col} win rate against the reference"
+    return [figure(bar_chart(groups, title=title, series=series, ymax=1.0, domain=domain))]

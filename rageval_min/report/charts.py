@@ -6,16 +6,18 @@ pieces here escape every string and write every number with its exact JSON text
 in a ``data-v`` attribute (see :mod:`rageval_min.report.render_html`).
 """
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from .._metrics import Metric, find_metric
 from ..gates import GateOutcome
 from .model import Report, format_number
-from .svg import Bar, RefLine, bar_chart, esc, exact, is_number
+from .svg import Bar, Domain, RefLine, bar_chart, esc, exact, is_number
 
 __all__ = [
     "MAX_ROWS",
     "Ctx",
     "Interval",
+    "declared_range",
     "figure",
     "generic",
     "intervals_of",
@@ -159,11 +161,34 @@ class Ctx:
             if prev is None or (o.passed is False and prev.passed is not False):
                 self.gates[o.name] = o
 
-    def bar(self, value: Any, metric: str, series: int = 0, label: str = "") -> Bar:
+    def bar(self, value: Any, metric: str, series: int = 0, label: str = "", domain: Domain = (None, None)) -> Bar:
+        """The bar of ``metric`` with its interval and gate; ``domain``: its declared range."""
         low, high = self.intervals.get(metric, (None, None))
         g = self.gates.get(metric)
         ref = RefLine(g.threshold, g.text, g.passed) if g is not None else None
-        return Bar(value if is_number(value) else None, series, low, high, label or metric, ref)
+        return Bar(value if is_number(value) else None, series, low, high, label or metric, ref, domain)
+
+
+def declared_range(metrics: Iterable[Metric], names: Iterable[str]) -> Domain:
+    """The range an axis showing ``names`` is clamped to: the lowest declared ``lo`` and the highest
+    declared ``hi`` of their declarations (:class:`rageval_min._metrics.Metric`); a side is None (not
+    clamped) when a name is undeclared or open on that side, and both are None for no name.
+
+    >>> ms = (Metric("p", "higher", "rate", "a rate", lo=0.0, hi=1.0),
+    ...       Metric("r", "higher", "statistic", "a correlation", lo=-1.0, hi=1.0),
+    ...       Metric("n", "neither", "count", "a count"))
+    >>> declared_range(ms, ["p"]), declared_range(ms, ["p", "r"]), declared_range(ms, ["p", "n"])
+    ((0.0, 1.0), (-1.0, 1.0), (None, None))
+    """
+    declared = tuple(metrics)
+    found = [find_metric(declared, n) for n in names]
+    if not found:
+        return None, None
+    los = [m.lo if m is not None else None for m in found]
+    his = [m.hi if m is not None else None for m in found]
+    lo = min(x for x in los if x is not None) if all(x is not None for x in los) else None
+    hi = max(x for x in his if x is not None) if all(x is not None for x in his) else None
+    return lo, hi
 
 
 def generic(c: Ctx) -> str:
@@ -171,4 +196,5 @@ def generic(c: Ctx) -> str:
     names = [k for k, v in c.result.items() if isinstance(v, float) and is_number(v) and 0.0 <= v <= 1.0][:24]
     if not names:
         return ""
-    return figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="headline rates", ymax=1.0))
+    bars = [(n, [c.bar(c.result[n], n)]) for n in names]
+    return figure(bar_chart(bars, title="headline rates", ymax=1.0, domain=(0.0, 1.0)))

@@ -19,8 +19,10 @@ from .model import format_number
 
 __all__ = [
     "Bar",
+    "Domain",
     "RefLine",
     "bar_chart",
+    "clamp_axis",
     "dot_plot",
     "esc",
     "exact",
@@ -95,8 +97,15 @@ def _datum(value: Any, inner: str, label: str = "") -> str:
     return f'<g class="datum" data-v="{esc(ex)}"><title>{esc(label)}{esc(ex)}</title>{inner}</g>'
 
 
+#: A metric's declared range ``(lo, hi)`` (:class:`rageval_min._metrics.Metric`), None where open: an
+#: axis drawn from data is clamped into it, and every mark drawn outside it is drawn at its edge
+#: (the exact value stays in the mark's title and ``data-v``).
+Domain = Tuple[Optional[float], Optional[float]]
+
+
 class Bar(NamedTuple):
-    """One bar: ``series`` indexes the legend; ``low``/``high`` draw an error bar."""
+    """One bar: ``series`` indexes the legend; ``low``/``high`` draw an error bar; ``domain`` is its
+    metric's declared range (the axis is not stretched past it for this bar's values)."""
 
     value: Optional[float]
     series: int = 0
@@ -104,6 +113,7 @@ class Bar(NamedTuple):
     high: Optional[float] = None
     label: str = ""
     gate: Optional["RefLine"] = None
+    domain: Domain = (None, None)
 
 
 class RefLine(NamedTuple):
@@ -161,15 +171,37 @@ def _svg(width: float, height: float, body: str, title: str) -> str:
     )
 
 
+def clamp_axis(lo: float, hi: float, domain: Domain) -> Tuple[float, float]:
+    """The axis ``lo..hi`` drawn from the data, clamped into the declared ``domain``.
+
+    >>> clamp_axis(-1.0, 2.0, (0.0, 1.0)), clamp_axis(-1.0, 1.0, (-1.0, 1.0)), clamp_axis(0.0, 5, (None, None))
+    ((0.0, 1.0), (-1.0, 1.0), (0.0, 5))
+    """
+    dlo, dhi = domain
+    if dlo is not None and lo < dlo:
+        lo = dlo
+    if dhi is not None and hi > dhi:
+        hi = dhi
+    if hi <= lo:
+        hi = lo + 1.0
+    return lo, hi
+
+
 def _value_range(
-    groups: Sequence[Tuple[str, Sequence[Bar]]], refs: Sequence[RefLine], ymax: Optional[float]
+    groups: Sequence[Tuple[str, Sequence[Bar]]],
+    refs: Sequence[RefLine],
+    ymax: Optional[float],
+    domain: Domain = (None, None),
 ) -> Tuple[float, float]:
     vals: List[float] = []
     for _, bars in groups:
         for b in bars:
+            dlo, dhi = b.domain
             for v in (b.value, b.low, b.high):
                 if is_number(v):
-                    vals.append(float(v))  # type: ignore[arg-type]
+                    fv = float(v)  # type: ignore[arg-type]
+                    fv = fv if dlo is None else max(fv, dlo)
+                    vals.append(fv if dhi is None else min(fv, dhi))
             if b.gate is not None:
                 vals.append(b.gate.value)
     vals += [r.value for r in refs]
@@ -179,7 +211,7 @@ def _value_range(
         lo = -_nice(-lo)
     if hi <= lo:
         hi = lo + 1.0
-    return lo, hi
+    return clamp_axis(lo, hi, domain)
 
 
 def _bar(b: Bar, x: float, slot: float, y: Callable[[float], float], labelled: bool) -> str:
@@ -250,12 +282,14 @@ def bar_chart(
     series: Sequence[str] = (),
     refs: Sequence[RefLine] = (),
     ymax: Optional[float] = None,
+    domain: Domain = (None, None),
 ) -> str:
     """Vertical bars in groups (one label under each group), optional error bars and gate marks.
 
-    A bar's ``gate`` is drawn across its own slot; ``refs`` span the plot.
+    A bar's ``gate`` is drawn across its own slot; ``refs`` span the plot.  The axis holds the
+    values (``ymax`` fixes its top), clamped into ``domain``, the metrics' declared range.
     """
-    lo, hi = _value_range(groups, refs, ymax)
+    lo, hi = _value_range(groups, refs, ymax, domain)
     nbars = sum(max(len(b), 1) for _, b in groups)
     slot = 26.0 if nbars > 12 else max(34.0, min(80.0, 420.0 / max(nbars, 1)))
     gap = 14.0
@@ -268,7 +302,7 @@ def bar_chart(
     plot_h = 200.0
 
     def y(v: float) -> float:
-        return top + plot_h - (v - lo) / (hi - lo) * plot_h
+        return top + plot_h - (min(max(v, lo), hi) - lo) / (hi - lo) * plot_h
 
     parts = [f'<text x="{_f(left)}" y="14" class="ttl">{esc(title)}</text>']
     for t in _ticks(lo, hi):
@@ -304,12 +338,15 @@ def line_chart(
     xlabel: str,
     ylabel: str = "",
     ymax: Optional[float] = None,
+    domain: Domain = (None, None),
 ) -> str:
-    """Lines over a numeric x axis (one per series; single points are drawn as markers)."""
+    """Lines over a numeric x axis (one per series; single points are drawn as markers); the y axis
+    is clamped into ``domain`` as in :func:`bar_chart`."""
     xs = sorted({float(px) for _, pts in series for px, _ in pts})
     ys = [float(py) for _, pts in series for _, py in pts if is_number(py)]  # type: ignore[arg-type]
     lo = min([0.0] + ys)
     hi = ymax if ymax is not None else _nice(max([0.0] + ys))
+    lo, hi = clamp_axis(lo, hi, domain)
     xlo, xhi = (min(xs), max(xs)) if xs else (0.0, 1.0)
     if xhi - xlo < 1e-12:
         xlo, xhi = xlo - 0.5, xhi + 0.5
@@ -325,7 +362,7 @@ def line_chart(
         return left + (v - xlo) / (xhi - xlo) * plot_w
 
     def py(v: float) -> float:
-        return top + plot_h - (v - lo) / (hi - lo) * plot_h
+        return top + plot_h - (min(max(v, lo), hi) - lo) / (hi - lo) * plot_h
 
     parts = [f'<text x="{_f(left)}" y="14" class="ttl">{esc(title)}</text>']
     for t in _ticks(lo, hi):

@@ -1,11 +1,20 @@
 """The rgb section of the HTML report (``--format html``): drawn from the report's result."""
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
-from ..report.charts import Ctx, figure
-from ..report.svg import Bar, bar_chart, is_number, line_chart
+from ..report.charts import Ctx, declared_range, figure
+from ..report.svg import Bar, Domain, bar_chart, is_number, line_chart
+from .accumulators import ScoreAccumulator
 
 __all__ = ["section"]
+
+#: The score keys the abilities table takes its counterfactual values from (``abilities_table``).
+_FROM = {"accuracy": "all_rate", "error_detection_rate": "fact_check_rate", "error_correction_rate": "correct_rate"}
+
+
+def _domain(names: Sequence[str]) -> Domain:
+    """The declared range of these result keys (abilities hold ``all_rate`` values)."""
+    return declared_range(ScoreAccumulator.METRICS, [_FROM.get(n, n) for n in names])
 
 
 def section(c: Ctx) -> str:
@@ -43,17 +52,31 @@ def section(c: Ctx) -> str:
                 out.append(
                     figure(
                         line_chart(
-                            series, title=f"RGB abilities of {model}", xlabel="noise rate", ylabel="rate", ymax=1.0
+                            series,
+                            title=f"RGB abilities of {model}",
+                            xlabel="noise rate",
+                            ylabel="rate",
+                            ymax=1.0,
+                            domain=_domain(["all_rate"]),
                         )
                     )
                 )
             if cf_groups:
                 names = ["accuracy", "error_detection_rate", "error_correction_rate"]
                 out.append(
-                    figure(bar_chart(cf_groups, title=f"counterfactual robustness of {model}", series=names, ymax=1.0))
+                    figure(
+                        bar_chart(
+                            cf_groups,
+                            title=f"counterfactual robustness of {model}",
+                            series=names,
+                            ymax=1.0,
+                            domain=_domain(names),
+                        )
+                    )
                 )
         return "".join(out)
     names = [n for n in ("all_rate", "reject_rate", "fact_check_rate", "correct_rate", "accuracy") if n in c.result]
     if names:
-        out.append(figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="RGB rates", ymax=1.0)))
+        bars = [(n, [c.bar(c.result[n], n)]) for n in names]
+        out.append(figure(bar_chart(bars, title="RGB rates", ymax=1.0, domain=_domain(names))))
     return "".join(out)
