@@ -176,14 +176,14 @@ def _logical_lines(text: str) -> List[str]:
     return text.replace("\\\n", " ").splitlines()
 
 
-def _console_commands(text: str) -> List[Tuple[str, Optional[List[str]]]]:
+def _console_commands(text: str) -> List[Tuple[str, List[str]]]:
     """``console``: each ``$ `` command (continuations joined) with the output lines under it."""
-    out: List[Tuple[str, Optional[List[str]]]] = []
+    out: List[Tuple[str, List[str]]] = []
     for line in _logical_lines(text):
         if line.startswith("$ "):
             out.append((line[2:], []))
         elif out:
-            out[-1][1].append(line)  # type: ignore[union-attr]
+            out[-1][1].append(line)
     return out
 
 
@@ -219,7 +219,7 @@ def _run_command(line: str, want_out: Optional[List[str]], env: Dict[str, str]) 
     r = run_cli(argv)
     if r.code != want:
         return f"{line}\nexit {r.code}, the doc says {want}\n{r.err[-2000:]}"
-    if want_out is not None and not _matches([w for w in want_out], (r.out + r.err).splitlines()):
+    if want_out is not None and not _matches(want_out, (r.out + r.err).splitlines()):
         return f"{line}\nthe output differs from the doc's:\n{r.out}{r.err}"
     return None
 
