@@ -132,6 +132,26 @@ def _mtrag_summarize(tmp_path):
     return _poke(r, set_value), (0.0, 1.0)
 
 
+def _judge_agreement(tmp_path):
+    """``judge agreement`` declares no metrics: its charts are the generic ones, whose axis tops at 1
+    and reaches down to -1 at most, the range of kappa and alpha."""
+    import json
+
+    from conftest import run_cli
+
+    s = os.path.join(G, "judge")
+    argv = ["judge", "agreement", "--judge", os.path.join(s, "agreement_judge.jsonl"), "--human"]
+    argv += [os.path.join(s, "agreement_human.jsonl"), "--level", "ordinal", "--labels", "no,partial,yes"]
+    out = json.loads(run_cli(argv).out)
+    r = Report(out["family"], out["signature"], out["result"], {})
+
+    def set_value(res):
+        res["intervals"]["kappa"] = {"low": -OVER, "high": 0.9}
+        res["intervals"]["raw_agreement"] = {"low": 0.7, "high": OVER}
+
+    return _poke(r, set_value), (-1.0, 1.0)
+
+
 CASES = {
     "grounding": _grounding,
     "rouge": _rouge,
@@ -143,6 +163,7 @@ CASES = {
     "pairwise": _pairwise,
     "mtrag-algorithmic": _mtrag_algorithmic,
     "mtrag-summarize": _mtrag_summarize,
+    "judge-agreement": _judge_agreement,
 }
 
 

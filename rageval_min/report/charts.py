@@ -196,5 +196,4 @@ def generic(c: Ctx) -> str:
     names = [k for k, v in c.result.items() if isinstance(v, float) and is_number(v) and 0.0 <= v <= 1.0][:24]
     if not names:
         return ""
-    bars = [(n, [c.bar(c.result[n], n)]) for n in names]
-    return figure(bar_chart(bars, title="headline rates", ymax=1.0, domain=(0.0, 1.0)))
+    return figure(bar_chart([(n, [c.bar(c.result[n], n)]) for n in names], title="headline rates", ymax=1.0))
