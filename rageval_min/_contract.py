@@ -133,6 +133,9 @@ class Accumulator:
     DIRECTIONS: ClassVar[Mapping[str, str]] = {}
     #: rate -> (numerator item field, denominator item field or None); derived from ``METRICS``
     RATES: ClassVar[Mapping[str, Tuple[str, Optional[str]]]] = {}
+    #: parameters that only say where a run wrote its own files (``--records``): not part of the merge
+    #: identity, so shards that wrote different files merge (the merged value lists them, see :meth:`merge`)
+    LOCAL_PARAMS: ClassVar[Tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -184,17 +187,25 @@ class Accumulator:
             raise ScoringError(
                 f"cannot merge a {other.FAMILY} {other.COMMAND} state into a {self.FAMILY} {self.COMMAND} one"
             )
-        if _canonical(other.params) != _canonical(self.params):
+        mine, theirs = self._identity(), other._identity()
+        if _canonical(theirs) != _canonical(mine):
             raise ScoringError(
                 f"cannot merge {self.FAMILY} states made with different options: "
-                f"{_canonical(self.params)} vs {_canonical(other.params)}"
+                f"{_canonical(mine)} vs {_canonical(theirs)}"
             )
         self._merge(other)
+        for name in self.LOCAL_PARAMS:
+            if name in self.params or name in other.params:
+                self.params[name] = _local_union(self.params.get(name), other.params.get(name))
         for text in other._notes:
             if len(self._notes) < MAX_DIAGNOSTICS:
                 self._notes.append(text)
         self._notes_total += other._notes_total
         return self
+
+    def _identity(self) -> Dict[str, Any]:
+        """The parameters two states must agree on to merge: all but :attr:`LOCAL_PARAMS`."""
+        return {k: v for k, v in self.params.items() if k not in self.LOCAL_PARAMS}
 
     def to_state(self) -> Dict[str, Any]:
         """The whole state as plain JSON-serialisable data (see the module docstring), ending with
@@ -234,6 +245,21 @@ class Accumulator:
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise ScoringError(f"malformed partial state for {cls.FAMILY} {cls.COMMAND}: {exc}") from None
         return acc
+
+
+def _local_union(left: Any, right: Any) -> Any:
+    """A local parameter of two merged parts: the value when both agree, else the distinct values in order.
+
+    >>> _local_union("a.jsonl", "a.jsonl"), _local_union("a.jsonl", "b.jsonl"), _local_union(["a", "b"], "a")
+    ('a.jsonl', ['a.jsonl', 'b.jsonl'], ['a', 'b'])
+    """
+    if _canonical(left) == _canonical(right):
+        return left
+    out = list(left) if isinstance(left, list) else [left]
+    for value in right if isinstance(right, list) else [right]:
+        if value not in out:
+            out.append(value)
+    return out if len(out) > 1 else out[0]
 
 
 def _canonical(obj: Any) -> str:

@@ -494,6 +494,9 @@ class JudgeAccumulator(Accumulator):
         ),
     )
 
+    #: ``records`` is the shard's own ``--records`` file: shards that wrote different files merge
+    LOCAL_PARAMS = ("records",)
+
     def __init__(self, *, judge_model: str = "none", judge_template: str = "builtin", records: str = "") -> None:
         super().__init__(judge_model=judge_model, judge_template=judge_template, records=records)
         self.responses = 0

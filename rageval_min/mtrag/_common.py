@@ -375,6 +375,8 @@ class _MeansAccumulator(Accumulator):
     """The state the algorithmic, condition and judge steps share: a record count and one
     :class:`ExactMean` per metric (a subclass fills ``self.means`` in ``__init__``)."""
 
+    #: ``output`` is the ``--records`` file of the shard: shards that wrote different files merge
+    LOCAL_PARAMS = ("output",)
     records: int
     means: Dict[str, ExactMean]
 
