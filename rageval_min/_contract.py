@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
 
 from ._metrics import Input, Metric, per_item_directions, rate_fields
+from ._state_schema import Count, Fields, Items, OneOf, Schema, Text, check_state
 from .errors import ScoringError
 from .report import Report
 
@@ -58,6 +59,7 @@ __all__ = [
     "PROVENANCE_FIELD",
     "params_digest",
     "state_digest",
+    "state_node",
     "provenance",
     "record_provenance",
     "register_accumulator",
@@ -136,6 +138,9 @@ class Accumulator:
     #: parameters that only say where a run wrote its own files (``--records``): not part of the merge
     #: identity, so shards that wrote different files merge (the merged value lists them, see :meth:`merge`)
     LOCAL_PARAMS: ClassVar[Tuple[str, ...]] = ()
+    #: what a state of this accumulator may hold (see :mod:`rageval_min._state_schema`); a state is
+    #: checked against it before anything is built from it, and without one it cannot be merged
+    STATE_SCHEMA: ClassVar[Optional[Schema]] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -227,19 +232,28 @@ class Accumulator:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "Accumulator":
-        """Rebuild an accumulator from :meth:`to_state` output."""
+        """Rebuild an accumulator from :meth:`to_state` output.
+
+        The state is input: it is checked against :attr:`STATE_SCHEMA` (envelope, params and data)
+        first, then against its own digest, and only then is anything built from it."""
         _check_envelope(state)
         if (state["family"], state["command"]) != (cls.FAMILY, cls.COMMAND):
             raise ScoringError(
                 f"the state is a {state['family']} {state['command']} state, not {cls.FAMILY} {cls.COMMAND}"
             )
-        acc = cls(**state["params"])
+        if cls.STATE_SCHEMA is None:
+            raise ScoringError(f"{cls.FAMILY} {cls.COMMAND} declares no state schema: its states cannot be merged")
+        check_state(state_node(cls.STATE_SCHEMA), state)
+        if "digest" in state and state["digest"] != state_digest(state):
+            raise ScoringError("the partial state was changed after it was written (its digest does not match)")
+        try:
+            acc = cls(**state["params"])
+        except ScoringError as exc:
+            field = "state.params" + (f".{exc.field}" if exc.field else "")
+            raise ScoringError(exc.msg, field=field) from None
         notes = state.get("diagnostics") or []
-        total = state.get("diagnostics_total", len(notes))
-        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes) or not isinstance(total, int):
-            raise ScoringError("malformed partial state: diagnostics")
         acc._notes = list(notes)[:MAX_DIAGNOSTICS]
-        acc._notes_total = max(total, len(acc._notes))
+        acc._notes_total = max(state.get("diagnostics_total", len(notes)), len(acc._notes))
         try:
             acc._load(state["data"])
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -279,21 +293,38 @@ def state_digest(state: Mapping[str, Any]) -> str:
     body = {k: v for k, v in state.items() if k != "digest"}
     try:
         text = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ScoringError("malformed partial state: a value is not finite JSON (NaN or infinity)") from None
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def _check_envelope(state: Any) -> None:
+    """What is needed to find a state's accumulator: a state of this version naming family and command."""
     if not isinstance(state, Mapping) or state.get("rageval_min_state") != STATE_VERSION:
         raise ScoringError(f"not a rageval-min partial state (version {STATE_VERSION})")
-    if "digest" in state and state["digest"] != state_digest(state):
-        raise ScoringError("the partial state was changed after it was written (its digest does not match)")
-    for key in ("family", "command", "params", "data"):
+    for key in ("family", "command"):
         if key not in state:
-            raise ScoringError(f"malformed partial state: no {key!r}")
-    if not isinstance(state["params"], Mapping):
-        raise ScoringError("malformed partial state: params is not an object")
+            raise ScoringError("is missing", field=f"state.{key}")
+        if not isinstance(state[key], str):
+            raise ScoringError("must be a string", field=f"state.{key}")
+
+
+def state_node(schema: Schema) -> Fields:
+    """The whole state's schema: the envelope (see the module docstring) around ``schema``'s params and data."""
+    return Fields(
+        {
+            "rageval_min_state": OneOf((STATE_VERSION,)),
+            "family": Text(max_len=100),
+            "command": Text(max_len=100),
+            "params": schema.params,
+            "diagnostics": Items(Text(), max_len=MAX_DIAGNOSTICS),
+            "diagnostics_total": Count(),
+            "data": schema.data,
+            "written": Text(pattern="[0-9a-f]{32}"),
+            "digest": Text(pattern="[0-9a-f]{64}"),
+        },
+        optional=("diagnostics", "diagnostics_total", "written", "digest"),
+    )
 
 
 def accumulator_from_state(state: Mapping[str, Any]) -> Accumulator:

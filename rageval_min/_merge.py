@@ -50,7 +50,12 @@ def merge_files(paths: List[str]) -> Accumulator:
 def run(args: argparse.Namespace, io: CliIO) -> int:
     prepare(args, inputs=args.partials)
     acc = merge_files(args.partials)
-    report = acc.finalize()
+    try:
+        report = acc.finalize()
+    except ScoringError as exc:  # a problem of the merged data: name the states it came from
+        if exc.path is not None:
+            raise
+        raise ScoringError(exc.msg, path=", ".join(args.partials), field=exc.field) from None
     family = registry.package_module(acc.FAMILY)
     formatters = getattr(family, "REPORT_FORMATS", {})
     for target_fmt in {t for t in [args.format] + [o.split(":", 1)[0] for o in args.output]}:

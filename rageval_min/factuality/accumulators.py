@@ -26,11 +26,14 @@ from typing import (
 
 from .._contract import Accumulator, ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._state_schema import Count, Fields, Flag, Integer, Items, Maybe, Schema, Table, Text, ValueAt
+from .._state_schema import Number as FiniteNumber
 from .._stats import np_mean, np_std
 from ..errors import ScoringError
 from ..judges.stats_metrics import TRUST_METRICS
 from ..report import Report
 from ._common import (
+    COMMAND_VARIANTS,
     DEFAULT_MAX_CLAIMS,
     FAMILY,
     Number,
@@ -39,7 +42,7 @@ from ._common import (
     check_variants,
     signature,
 )
-from .bootstrap import Bootstrap, _ci_dict, k_rule_param
+from .bootstrap import K_RULE_PATTERN, MAX_BOOTSTRAP, Bootstrap, _ci_dict, k_rule_param
 
 
 @register_accumulator
@@ -100,6 +103,26 @@ class F1kAccumulator(Accumulator):
                     "max_claims", ("number", "string", "null"), False, "--max-claims; null or empty: SAFE's 100"
                 ),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "max_claims": Maybe(Integer()),
+                "k_rule": Text(pattern=K_RULE_PATTERN),
+                "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
+                "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
+                "seed": Integer(),
+            }
+        ),
+        data=Fields(
+            {
+                "n_lines": Count(),
+                "f1": Items(FiniteNumber(lo=0, hi=1), max_len=ValueAt("data.n_lines")),
+                "precision": Items(FiniteNumber(lo=0, hi=1), max_len=ValueAt("data.n_lines")),
+                "recall": Items(FiniteNumber(lo=0, hi=1), max_len=ValueAt("data.n_lines")),
+            }
         ),
     )
 
@@ -283,6 +306,33 @@ class SafeAccumulator(Accumulator):
                 InputField("<eval data>.Not Supported", ("integer", "number"), True, "no f1_<K> for that prompt"),
                 InputField("<eval data>.Irrelevant", ("integer", "number"), True, "no f1_<K> for that prompt"),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "max_claim": Integer(lo=-1),
+                "max_claim_text": Text(max_len=100),
+                "k_rule": Maybe(Text(pattern=K_RULE_PATTERN)),
+                "eval_side1": Flag(),
+                "eval_side2": Flag(),
+                "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
+                "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
+                "seed": Integer(),
+                "variants": Items(Text(choices=COMMAND_VARIANTS["safe"]), unique=True),
+            }
+        ),
+        data=Fields(
+            {
+                "n": Count(),
+                "sides": Items(Text(choices=("side1", "side2")), unique=True),
+                "first": Table(Maybe(Count()), keys="data.sides"),  # the index of the first rated prompt
+                "metrics": Table(Items(Text(max_len=1000), unique=True), keys="data.sides"),
+                "rated": Table(Count(at_most="data.n"), keys="data.sides"),
+                "values": Table(Table(Items(FiniteNumber(), max_len=ValueAt("data.n"))), keys="data.sides"),
+                "f1s": Table(Items(Maybe(FiniteNumber()), length=ValueAt("data.n")), keys="data.sides"),
+            }
         ),
     )
 
@@ -496,6 +546,17 @@ class JudgeAccumulator(Accumulator):
 
     #: ``records`` is the shard's own ``--records`` file: shards that wrote different files merge
     LOCAL_PARAMS = ("records",)
+
+    STATE_SCHEMA = Schema(
+        params=Fields({"judge_model": Text(max_len=10_000), "judge_template": Text(max_len=10_000), "records": Text()}),
+        data=Fields(
+            {
+                "responses": Count(),
+                "errors": Count(at_most="data.responses"),
+                "totals": Fields({name: Count() for name in JUDGE_COUNTS}),
+            }
+        ),
+    )
 
     def __init__(self, *, judge_model: str = "none", judge_template: str = "builtin", records: str = "") -> None:
         super().__init__(judge_model=judge_model, judge_template=judge_template, records=records)

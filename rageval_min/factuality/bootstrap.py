@@ -107,6 +107,10 @@ def bootstrap_mean_ci(
     return BootstrapCI(mean, means[lo], means[max(hi, lo)], confidence, n_resamples, seed)
 
 
+#: The K rules ``--max-claims`` names (besides an integer, ``fixed``), as a regular expression.
+K_RULE_PATTERN = r"fixed|median|max|p[0-9]{1,3}"
+
+
 def parse_max_claims(text: Union[str, int], field: str = "max_claims") -> Tuple[Optional[int], str]:
     """A ``--max-claims`` value: ``(K, "fixed")`` for an integer, ``(None, rule)`` for median, max, pNN.
 

@@ -26,9 +26,12 @@ from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
+from .._state_schema import Either, Fields, Flag, Items, Maybe, OneOf, Schema, Switch, Table, Text
+from .._state_schema import Number as FiniteNumber
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
+    COMMAND_VARIANTS,
     FAMILY,
     IRRELEVANT_LABEL,
     NOT_SUPPORTED_LABEL,
@@ -189,6 +192,14 @@ def _row_line(row: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
+#: What an id read from an input line may be (any JSON scalar).
+_ID = Either((Text(), FiniteNumber(), Flag(), OneOf((None,))))
+_STATISTIC = Fields({"statistic": Maybe(FiniteNumber(lo=-1, hi=1)), "pvalue": Maybe(FiniteNumber(lo=0, hi=1))})
+#: A pairs-mode line of the state: an error, or the two correlations (see :func:`_row_line`).
+_ERROR_LINE = Fields({"id": _ID, "error": Text()}, optional=("id",))
+_CORRELATION_LINE = Fields({"id": _ID, "pearson": _STATISTIC, "spearman": _STATISTIC}, optional=("id",))
+
+
 @register_accumulator
 class CorrelateAccumulator(Accumulator):
     """``factuality correlate``: Pearson and Spearman with p-values, in three modes.
@@ -269,6 +280,27 @@ class CorrelateAccumulator(Accumulator):
                 InputField("irrelevant", ("number", "null"), False, "Irrelevant, else left out"),
                 InputField("num_claims", ("number", "null"), False, "left out of the study"),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "mode": Text(choices=CORRELATE_MODES),
+                "variants": Items(Text(choices=COMMAND_VARIANTS["correlate"]), unique=True),
+            }
+        ),
+        data=Fields(
+            {
+                "rows": Switch(
+                    "params.mode",
+                    {
+                        "pairs": Items(Either((_ERROR_LINE, _CORRELATION_LINE))),
+                        "table": Items(Fields({"x": FiniteNumber(), "y": FiniteNumber()})),
+                        "study": Items(Table(Maybe(FiniteNumber()), key_pattern=r"(?s)(human|safe)\..+")),
+                    },
+                )
+            }
         ),
     )
 

@@ -26,10 +26,13 @@ from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
+from .._state_schema import Count, Fields, Integer, Items, Maybe, Schema, Text, ValueAt
+from .._state_schema import Number as FiniteNumber
 from .._stats import np_mean
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
+    COMMAND_VARIANTS,
     FAMILY,
     Number,
     _clean,
@@ -40,7 +43,7 @@ from ._common import (
     record_name,
     signature,
 )
-from .bootstrap import Bootstrap, _ci_dict, check_bootstrap
+from .bootstrap import MAX_BOOTSTRAP, Bootstrap, _ci_dict, check_bootstrap
 
 
 def length_penalty(num_facts: int, gamma: Number) -> float:
@@ -315,6 +318,26 @@ class FactScoreAccumulator(Accumulator):
                     "annotations[].human-atomic-facts[].label", ("string",), True, "an input error (S, NS or IR)"
                 ),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "gamma": FiniteNumber(lo=0),
+                "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
+                "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
+                "seed": Integer(),
+                "variants": Items(Text(choices=COMMAND_VARIANTS["factscore"]), unique=True),
+            }
+        ),
+        data=Fields(
+            {
+                "n": Count(),
+                "facts": Count(),
+                "scores": Items(Maybe(FiniteNumber(lo=0, hi=1)), max_len=ValueAt("data.n")),
+                "init_scores": Items(Maybe(FiniteNumber(lo=0, hi=1)), max_len=ValueAt("data.n")),
+            }
         ),
     )
 

@@ -27,9 +27,12 @@ from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
+from .._state_schema import Count, Either, Fields, Flag, Items, OneOf, Row, Schema, Text
+from .._state_schema import Number as FiniteNumber
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
+    COMMAND_VARIANTS,
     FAMILY,
     VARIANTS,
     Number,
@@ -304,6 +307,32 @@ class VeriScoreAccumulator(Accumulator):
                 InputField("total_claims", ("number", "string"), True, "an input error (0 for an abstained response)"),
                 InputField("abstained", ("boolean", "null"), False, "false"),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields({"variants": Items(Text(choices=COMMAND_VARIANTS["veriscore"]), unique=True)}),
+        data=Fields(
+            {
+                "n": Count(),
+                "groups": Items(
+                    Row(
+                        (
+                            Text(),  # model
+                            Text(),  # domain
+                            Items(
+                                Row(
+                                    (
+                                        Either((Text(), FiniteNumber(), Flag(), OneOf((None,)))),
+                                        FiniteNumber(lo=0),
+                                        FiniteNumber(lo=0),
+                                    )
+                                )
+                            ),  # [id, supported, total_claims]
+                        )
+                    )
+                ),
+            }
         ),
     )
 

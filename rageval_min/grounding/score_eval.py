@@ -55,6 +55,7 @@ from .._io import Problems, iter_jsonl
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from .._signature import make_signature
+from .._state_schema import Count, Fields, Integer, Items, Schema, Text
 from ..errors import ScoringError
 from ..gates import GateOutcome
 from ..report import Report
@@ -502,6 +503,36 @@ class GroundingAccumulator(Accumulator):
                 InputField("retrieved_ids", ("array", "null"), True, "nothing retrieved"),
                 InputField("answer_json", ("object", "null"), True, "an empty claim: read as an answer with no claim"),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "k": Integer(lo=1),
+                "gates": Text(max_len=1000),
+                "variants": Items(Text(choices=VARIANTS), unique=True),
+            }
+        ),
+        data=Fields(
+            {
+                "counts": Fields(
+                    {
+                        "answerable": Count(),
+                        "unanswerable": Count(),
+                        "answered": Count(),
+                        "refused": Count(),
+                        "correct": Count(at_most="data.counts.answered"),
+                        "citation_hit": Count(at_most="data.counts.answered"),
+                        "under_refusal": Count(at_most="data.counts.unanswerable"),
+                        "over_refusal": Count(at_most="data.counts.answerable"),
+                    }
+                ),
+                "recall": Count(at_most="data.recall_den"),
+                "recall_den": Count(at_most="data.counts.answerable"),
+                "missing": Items(Text(max_len=10_000), max_len=10),
+                "missing_total": Count(),
+            }
         ),
     )
 

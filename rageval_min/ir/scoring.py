@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._metrics import Input, Metric
 from .._parallel import accumulate_items, current_engine
+from .._state_schema import Count, Fields, Flag, Integer, Items, Maybe, Number, OneOf, Schema, Text
 from ..errors import ScoringError
 from ..report import Report
 from . import formats
@@ -206,6 +207,41 @@ class IrAccumulator(Accumulator):
     INPUTS = (
         Input("--qrels", "judgments (TREC qrels, BEIR TSV, JSON or JSON Lines)", "qid", ()),
         Input("--run", "ranked results (TREC run, JSON or JSON Lines)", "qid", ()),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "measures": Items(Text(max_len=100), unique=True),
+                "relevance_level": Integer(lo=0),
+                "trec_eval": Text(choices=VERSIONS),
+                "missing": Text(choices=MISSING),
+                "duplicates": Text(choices=formats.DUPLICATES),
+                "topics": Flag(),
+                "variants": Items(Text(), max_len=0),  # ir has no variants
+            }
+        ),
+        data=Fields(
+            {
+                "rows": Items(
+                    Fields(
+                        {
+                            "qid": Text(),
+                            "in_run": OneOf((0, 1)),
+                            "NumRet": Count(),
+                            "NumRel": Count(),
+                            "NumRelRet": Count(),
+                            "first_rel_rank": Maybe(Integer(lo=1)),
+                            "judged_pos": Count(),
+                            "all_negative": OneOf((0, 1)),
+                            "runid": Maybe(Text()),
+                        },
+                        extra=Maybe(Number()),
+                        extra_keys="params.measures",  # one value per measure
+                    )
+                )
+            }
+        ),
     )
 
     def __init__(

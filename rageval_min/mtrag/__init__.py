@@ -4,6 +4,7 @@ The public face of the mtrag family: every name below is importable as
 ``rageval_min.mtrag.NAME``.
 """
 
+from . import retrieval as _retrieval  # noqa: F401 -- registers the retrieval accumulator (merge finds it)
 from ._common import (
     ALGORITHMIC_METRICS,
     CONDITIONED_METRICS,

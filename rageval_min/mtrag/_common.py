@@ -35,6 +35,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Opt
 from .._contract import Accumulator, ItemRow
 from .._metrics import InputField, Metric
 from .._signature import make_signature
+from .._state_schema import Count, Either, Items, Maybe, OneOf, Row, Text
+from .._state_schema import Number as FiniteNumber
 from ..errors import ScoringError
 from ..report import Report
 
@@ -371,6 +373,19 @@ def _means_report(
     return result, metrics
 
 
+def exact_mean_state(at_most: Optional[str] = None) -> Row:
+    """The state of one :class:`ExactMean` (``[partials, n, skipped]``), ``n`` at most the count at
+    path ``at_most``.  Partials are finite and far from overflow, so that their sum is finite too."""
+    return Row((Items(FiniteNumber(lo=-1e300, hi=1e300), max_len=1000), Count(at_most=at_most), Count(at_most=at_most)))
+
+
+#: The ``--records`` path of a state (``None``: not written).
+OUTPUT_STATE = Maybe(Text())
+
+#: The signature label of the LCS backend: ``stdlib`` or ``rapidfuzz-<version>`` (what ran).
+BACKEND_STATE = Either((OneOf(("stdlib",)), Text(pattern=r"rapidfuzz-[0-9][0-9A-Za-z.+]{0,40}")))
+
+
 class _MeansAccumulator(Accumulator):
     """The state the algorithmic, condition and judge steps share: a record count and one
     :class:`ExactMean` per metric (a subclass fills ``self.means`` in ``__init__``)."""
@@ -384,6 +399,10 @@ class _MeansAccumulator(Accumulator):
         return {"records": self.records, "means": _means_data(self.means)}
 
     def _load(self, data: Mapping[str, Any]) -> None:
+        names = set(data["means"])
+        for name in sorted(names ^ set(self.means)):  # the means are those of the params, no more, no less
+            problem = "is missing" if name in self.means else f"is not a metric of these {self.COMMAND} params"
+            raise ScoringError(problem, field=f"state.data.means.{name}")
         self.records = int(data["records"])
         self.means = {name: ExactMean.from_data(data["means"][name]) for name in self.means}
 

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from .._contract import ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._state_schema import Count, Fields, Integer, Items, Maybe, Schema, Table, Text
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
@@ -29,7 +30,9 @@ from ._common import (
     CONDITIONED_METRICS,
     FAMILY,
     MODEL_FIELD,
+    OUTPUT_STATE,
     RECORDS_METRIC,
+    STEP_VARIANTS,
     TASK_ID_FIELD,
     ExactMean,
     RecordResult,
@@ -39,6 +42,7 @@ from ._common import (
     _record_id,
     answerability_of,
     check_variants,
+    exact_mean_state,
 )
 
 __all__ = [
@@ -345,6 +349,28 @@ class ConditionAccumulator(_MeansAccumulator):
             )
             + ANSWERABILITY_FIELDS
             + (MODEL_FIELD,),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "output": OUTPUT_STATE,
+                "metrics": Items(Text(choices=CONDITIONED_METRICS), unique=True),
+                "variants": Items(Text(choices=STEP_VARIANTS["condition"]), unique=True),
+                "digits": Maybe(Integer(lo=0, hi=17)),
+            }
+        ),
+        data=Fields(
+            {
+                "records": Count(),
+                # one mean per metric, named as conditioned_key names it
+                "means": Table(
+                    exact_mean_state("data.records"),
+                    key_pattern="(%s)_idk(_underspecified)?" % "|".join(CONDITIONED_METRICS),
+                    max_len=len(CONDITIONED_METRICS),
+                ),
+            }
         ),
     )
 

@@ -18,6 +18,7 @@ from typing import (
 
 from .._contract import ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._state_schema import Count, Fields, Items, Schema, Table, Text
 from ..errors import ScoringError
 from ..judges.stats_metrics import TRUST_METRICS
 from ..report import Report
@@ -25,6 +26,7 @@ from ._common import (
     ANSWERABILITY_FIELDS,
     FAMILY,
     MODEL_FIELD,
+    OUTPUT_STATE,
     RECORDS_METRIC,
     TASK_ID_FIELD,
     ExactMean,
@@ -34,6 +36,7 @@ from ._common import (
     _task_id,
     answerability_group,
     answerability_of,
+    exact_mean_state,
     signature,
 )
 
@@ -308,6 +311,27 @@ class JudgeAccumulator(_MeansAccumulator):
             )
             + ANSWERABILITY_FIELDS
             + (MODEL_FIELD,),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "output": OUTPUT_STATE,
+                "steps": Items(Text(choices=tuple(JUDGE_METRICS)), unique=True),
+                "judge_template": Text(max_len=10_000),
+                "judge_model": Text(max_len=10_000),
+            }
+        ),
+        data=Fields(
+            {
+                "records": Count(),
+                "means": Table(
+                    exact_mean_state("data.records"),
+                    key_pattern="|".join(JUDGE_METRICS.values()),
+                    max_len=len(JUDGE_METRICS),
+                ),
+            }
         ),
     )
 

@@ -43,6 +43,7 @@ from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._metrics import Metric
 from .._parallel import accumulate_items
 from .._signature import make_signature
+from .._state_schema import Fields, Items, Maybe, Number, OneOf, Schema, Text
 from ..errors import ScoringError
 from ..ir.formats import RunTopic
 from ..ir.trec_eval import float32, judgments, parse_measures, rank, score_topic, sequential_sum
@@ -162,6 +163,25 @@ class MtragRetrievalAccumulator(Accumulator):
     METRICS = (
         Metric("count", "neither", "count", "tasks scored"),
         *(Metric(name, "higher", "mean", f"{trec}: mean over tasks", True, lo=0.0, hi=1.0) for name, trec in _NAMES),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields({"variants": Items(Text(), max_len=0)}),
+        data=Fields(
+            {
+                "rows": Items(
+                    Fields(
+                        {
+                            "task_id": Text(),
+                            "collection": Text(max_len=1000),
+                            "judged": OneOf((0, 1)),
+                            "all_negative": OneOf((0, 1)),
+                            **{name: Maybe(Number(lo=0, hi=1)) for name, _ in _NAMES},
+                        }
+                    )
+                )
+            }
+        ),
     )
 
     def __init__(self, *, variants: Sequence[str] = ()) -> None:

@@ -26,14 +26,18 @@ from .. import rouge as _rouge
 from .._contract import ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
 from .._speedups_loader import kernels
+from .._state_schema import Count, Fields, Items, Schema, Text
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
     ALGORITHMIC_METRICS,
     ANSWERABILITY_FIELDS,
+    BACKEND_STATE,
     FAMILY,
     MODEL_FIELD,
+    OUTPUT_STATE,
     RECORDS_METRIC,
+    STEP_VARIANTS,
     TASK_ID_FIELD,
     BertScorer,
     ExactMean,
@@ -47,6 +51,7 @@ from ._common import (
     _texts,
     _tokenizer,
     check_variants,
+    exact_mean_state,
 )
 from .summarize import summary_values
 
@@ -579,6 +584,23 @@ class AlgorithmicAccumulator(_MeansAccumulator):
             )
             + ANSWERABILITY_FIELDS
             + (MODEL_FIELD,),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "output": OUTPUT_STATE,
+                "variants": Items(Text(choices=STEP_VARIANTS["algorithmic"]), unique=True),
+                "bertscore": Text(max_len=10_000),  # "input" or the scorer's identity
+                "backend": BACKEND_STATE,
+            }
+        ),
+        data=Fields(
+            {
+                "records": Count(),
+                "means": Fields({name: exact_mean_state("data.records") for name in ALGORITHMIC_METRICS}),
+            }
         ),
     )
 

@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .._contract import Accumulator, ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._state_schema import Count, Fields, Items, Row, Schema, Text
 from ..errors import ScoringError
 from ..report import Report, render
 from ._common import (
@@ -17,6 +18,7 @@ from ._common import (
     EXCLUDED_FROM_ALL,
     FAMILY,
     GROUPS,
+    STEP_VARIANTS,
     ExactMean,
     GroupMean,
     _is_number,
@@ -24,6 +26,7 @@ from ._common import (
     answerability_group,
     answerability_of,
     check_variants,
+    exact_mean_state,
     is_number,
     signature,
 )
@@ -215,6 +218,29 @@ class SummarizeAccumulator(Accumulator):
                 InputField("evaluations", ("array",), False, "results is read (schema 2)"),
                 InputField("results", ("array",), False, "an input error when evaluations is missing too"),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "metrics": Items(Text(max_len=1000), unique=True),
+                "variants": Items(Text(choices=STEP_VARIANTS["summarize"]), unique=True),
+            }
+        ),
+        data=Fields(
+            {
+                # [input index, setting, input path, format]
+                "sources": Items(Row((Count(), Text(), Text(), Text(max_len=100)))),
+                "table": Fields(
+                    {
+                        "order": Items(Row((Text(), Items(Text(), unique=True)))),
+                        "metrics": Items(Text(), unique=True),
+                        # [setting, model, group, metric, mean]
+                        "means": Items(Row((Text(), Text(), Text(), Text(), exact_mean_state()))),
+                    }
+                ),
+            }
         ),
     )
 

@@ -36,11 +36,15 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Opt
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._parallel import accumulate_items
 from .._signature import make_signature
+from .._state_schema import Count, Fields, Integer, Items, Maybe, OneOf, Row, Schema, Text
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
+    EXTRAS,
     FAMILY,
+    LENGTH_UNITS,
     REFERENCE,
+    VARIANTS,
     _check_lengths,
     _check_nopt,
     _metric_of,
@@ -193,6 +197,43 @@ class PairwiseAccumulator(Accumulator):
     #: every report and item-row metric (``DIRECTIONS`` and ``RATES`` are derived from them)
     METRICS = SCORE_METRICS
     INPUTS = SCORE_INPUTS
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "nopt": OneOf((2, 3, 4)),
+                "refm": Maybe(Text(max_len=10_000)),
+                "judge_column": Text(max_len=10_000),
+                "variants": Items(Text(choices=VARIANTS), unique=True),
+                "extras": Items(Text(choices=EXTRAS), unique=True),
+                "lengths": Text(choices=LENGTH_UNITS),
+                "failure_limit": Integer(lo=1),
+                "judge_template": Text(max_len=10_000),
+                "judge_model": Maybe(Text(max_len=10_000)),
+            }
+        ),
+        data=Fields(
+            {
+                "fields": Row(tuple(OneOf((name,)) for name in _STATE_FIELDS)),
+                "rows": Items(
+                    Row(
+                        (
+                            Text(pattern=r"(?s)[^;]*;[^;]*;.*"),  # cmp_index: '{index};{model A};{model B}'
+                            Text(),  # A
+                            Text(),  # B
+                            Text(),  # task
+                            Maybe(Text(choices=("A", "B", "C", "D"))),  # choice
+                            OneOf((0, 1)),  # exact_match
+                            OneOf((0, 1)),  # api_failed
+                            OneOf((0, 1)),  # judge_missing
+                            Count(),  # length_a
+                            Count(),  # length_b
+                        )
+                    )
+                ),
+            }
+        ),
+    )
 
     def __init__(
         self,

@@ -16,10 +16,23 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 
 from .._contract import Accumulator, ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._state_schema import Count, Fields, Flag, Items, Maybe, Row, Schema, Text
+from .._state_schema import Number as FiniteNumber
 from ..errors import ScoringError
 from ..judges.stats_metrics import TRUST_METRICS
 from ..report import Report
-from ._common import FAMILY, JUDGED, Number, _is_fact, _is_number, _who, check_variants, result_metrics, signature
+from ._common import (
+    FAMILY,
+    JUDGED,
+    VARIANTS,
+    Number,
+    _is_fact,
+    _is_number,
+    _who,
+    check_variants,
+    result_metrics,
+    signature,
+)
 from .evalue import Scores, _checked_factlabel, _checked_record, label_row
 from .fact_evalue import FactJudgeScores
 from .reject_evalue import RejectJudgeScores
@@ -109,6 +122,29 @@ class ScoreAccumulator(Accumulator):
     #: declarations): each rate's interval comes from the same-named 0/1 item field.
     METRICS = _SCORE_METRICS
     INPUTS = (Input("--input", "model predictions (JSON Lines)", "id", _PREDICTION_FIELDS + _STORED_FIELDS),)
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "dataset": Text(max_len=1000),
+                "noise_rate": FiniteNumber(lo=0, hi=1),
+                "use_labels": Flag(),
+                "variants": Items(Text(choices=VARIANTS), unique=True),
+                "judged": Maybe(Text(choices=JUDGED)),
+            }
+        ),
+        data=Fields(
+            {
+                "nums": Count(),
+                "tt": Count(at_most="data.nums"),
+                "flagged": Count(at_most="data.nums"),
+                "flagged_correct": Count(at_most="data.flagged"),
+                "skipped": Items(Text()),
+                "empty_noise1": Items(Row((Count(at_most="data.nums"), Maybe(Text())))),
+                "templates": Items(Text(max_len=10_000), unique=True),
+            }
+        ),
+    )
 
     def __init__(
         self,
@@ -287,6 +323,30 @@ class JudgeAccumulator(ScoreAccumulator):
             "id",
             _PREDICTION_FIELDS
             + (InputField("query", ("string",), True, "an input error: the judge prompt needs the question"),),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "dataset": Text(max_len=1000),
+                "noise_rate": FiniteNumber(lo=0, hi=1),
+                "use_labels": Flag(),
+                "variants": Items(Text(choices=VARIANTS), unique=True),
+                "judged": Text(choices=JUDGED),
+                "judge_model": Text(max_len=10_000),
+            }
+        ),
+        data=Fields(
+            {
+                "nums": Count(),
+                "tt": Count(at_most="data.nums"),
+                "flagged": Count(at_most="data.nums"),
+                "flagged_correct": Count(at_most="data.flagged"),
+                "skipped": Items(Text()),
+                "empty_noise1": Items(Row((Count(at_most="data.nums"), Maybe(Text())))),
+                "templates": Items(Text(max_len=10_000), unique=True),
+            }
         ),
     )
 

@@ -31,6 +31,7 @@ from .._contract import Accumulator, ItemRow, finish, partial_requested, registe
 from .._io import Problems, iter_records
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
+from .._state_schema import Conflict, Count, Either, Fields, Flag, Items, Maybe, Number, Schema, Size, Text, ValueAt
 from ..errors import ScoringError
 from ..report import Report
 from .backends import ScoreFn, make_scorer
@@ -45,7 +46,7 @@ from .rouge_scorer import (
     validate_rouge_types,
 )
 from .scoring import Score
-from .tokenizers import _check_tokenizer
+from .tokenizers import TOKENIZERS, _check_tokenizer
 
 __all__ = ["LINE_KEY", "RougeAccumulator", "check_record", "metric_names", "reference_json", "score_file", "score_item"]
 
@@ -273,6 +274,35 @@ class RougeAccumulator(Accumulator):
                 InputField("reference", ("string",), False, "an input error unless references is given"),
                 InputField("references", ("array",), False, "an input error unless reference is given"),
             ),
+        ),
+    )
+
+    STATE_SCHEMA = Schema(
+        params=Fields(
+            {
+                "rouge_types": Items(Text(choices=tuple(_ALL_TYPES)), unique=True, max_len=len(_ALL_TYPES)),
+                "use_stemmer": Flag(),
+                "tokenizer": Text(choices=TOKENIZERS),
+                # the backend's signature label: a name of --backend, rapidfuzz with its version
+                "backend": Conflict(
+                    Either(
+                        (Text(choices=("stdlib", "rouge-score")), Text(pattern=r"rapidfuzz-[0-9][0-9A-Za-z.+]{0,40}"))
+                    ),
+                    "rouge-score",
+                    "params.tokenizer",
+                    "unicode",
+                    "the rouge-score backend has no unicode tokenizer",
+                ),
+            }
+        ),
+        data=Fields(
+            {
+                "count": Count(),
+                "sums": Items(Number(), length=Size("params.rouge_types", 3)),
+                "values": Maybe(
+                    Items(Items(Number(lo=0, hi=1), length=ValueAt("data.count")), length=Size("params.rouge_types", 3))
+                ),
+            }
         ),
     )
 
