@@ -233,8 +233,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, int):
-        digits = len(str(abs(value))) if abs(value) < 10**50 else None
-        return str(value) if digits is not None else "an integer of more than 50 digits"
+        return str(value) if abs(value) < 10**50 else "an integer of more than 50 digits"
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, str):
@@ -291,7 +290,8 @@ def _check(node: Any, value: Any, path: str, root: Mapping[str, Any]) -> None:  
     if kind is Count or kind is Integer:
         lo, hi = (0, MAX_COUNT) if kind is Count else (node.lo, node.hi)
         if not _is_int(value) or not lo <= value <= hi:
-            raise _fail(path, f"must be {_integer_words(lo, hi)}", value)
+            too_big = _is_int(value) and value > hi == MAX_COUNT
+            raise _fail(path, f"must be at most {MAX_COUNT}" if too_big else f"must be {_integer_words(lo, hi)}", value)
         if kind is Count and node.at_most is not None:
             limit = _resolve(root, node.at_most)
             if _is_int(limit) and value > limit:

@@ -342,3 +342,14 @@ def test_a_state_of_an_accumulator_without_a_schema_is_refused(tmp_path, tmp_pat
     path.write_text(json.dumps(grounding), encoding="utf-8")
     r = run_cli(["merge", str(path)])
     assert r.code == 2 and r.err.count("\n") == 1 and "declares no state schema" in r.err
+
+
+def test_very_deep_nesting_and_huge_integers_in_a_state_file(tmp_path, tmp_path_factory):
+    grounding, _ = _state(("grounding", "score"), tmp_path_factory)
+    text = json.dumps(grounding)
+    assert '"k": 5' in text
+    path = tmp_path / "a.json"
+    for bad in ("[" * 100_000 + "]" * 100_000, "1" * 5000, "-" + "9" * 400):
+        path.write_text(text.replace('"k": 5', f'"k": {bad}'), encoding="utf-8")
+        r = run_cli(["merge", str(path)])
+        assert r.code == 2 and r.err.count("\n") == 1 and str(path) in r.err, r.err
