@@ -14,6 +14,7 @@ error unless ``bom_tolerant=True`` (the references open files as plain
 ``utf-8``, where ``json.loads`` rejects a BOM).
 """
 
+import contextvars
 import io
 import json
 import math
@@ -34,6 +35,8 @@ __all__ = [
     "MAX_PROBLEMS",
     "Problems",
     "atomic_writer",
+    "OutputGroup",
+    "commit_together",
     "deferred_jsonl",
     "DeferredProblems",
     "Numbered",
@@ -247,10 +250,10 @@ def dumps(value: Any, **kwargs: Any) -> str:
         return json.dumps(_finite(value)[0], **kwargs)
 
 
-def write_jsonl(path: str, rows: Iterable[Any]) -> None:
+def write_jsonl(path: str, rows: Iterable[Any], *, alone: bool = False) -> None:
     """Write ``rows`` to ``path`` as strict JSON Lines (UTF-8 text, not ASCII escapes; a NaN or an
-    infinity read from the input is written as ``null``), atomically."""
-    with atomic_writer(path) as fh:
+    infinity read from the input is written as ``null``), atomically (``alone``: see :func:`atomic_writer`)."""
+    with atomic_writer(path, alone=alone) as fh:
         for row in rows:
             fh.write(dumps(row, ensure_ascii=False) + "\n")
 
@@ -701,7 +704,7 @@ def _new_file_mode() -> int:
 
 
 @contextmanager
-def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
+def atomic_writer(path: str, *, encoding: str = "utf-8", alone: bool = False) -> Iterator[TextIO]:
     """Open ``path`` for writing so that it appears whole or not at all.
 
     The text goes to a temporary file ``.rageval-<name>.<pid>.<random>.tmp`` in
@@ -717,6 +720,10 @@ def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
       plain ``open(path, "w")`` would write through it); the link stays.
     * A path that exists but is not a regular file (``/dev/null``, a FIFO, a
       terminal) is written directly, never renamed over.
+    * Within :func:`commit_together`, the rename waits for the end of the
+      group, with those of the other files written in it -- unless ``alone``:
+      a file meant to appear even though the run then fails (the judged
+      records of a run whose failed calls a rerun resumes).
     """
     target = os.path.realpath(path)
     if os.path.exists(target) and not os.path.isfile(target):
@@ -750,7 +757,11 @@ def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        group = None if alone else _PENDING.get()
+        if group is not None:  # renamed with the run's other outputs, see commit_together
+            group.pending.append((tmp, target, path))
+        else:
+            os.replace(tmp, target)
         ok = True
     except OSError as exc:
         raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
@@ -760,6 +771,65 @@ def atomic_writer(path: str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+class OutputGroup:
+    """The files of one :func:`commit_together` block: finished temporaries waiting to be renamed,
+    ``(temporary, target, path)`` in the order they were written."""
+
+    def __init__(self) -> None:
+        self.pending: List[Tuple[str, str, str]] = []
+        self.discarded = False
+
+    def discard(self) -> None:
+        """Write none of the group's files (the run ends with exit 2 after all)."""
+        self.discarded = True
+
+
+#: The group of the running command, see :func:`commit_together`.
+_PENDING: "contextvars.ContextVar[Optional[OutputGroup]]" = contextvars.ContextVar(
+    "rageval_min_pending_outputs", default=None
+)
+
+
+@contextmanager
+def commit_together() -> Iterator[OutputGroup]:
+    """All the outputs of one run, or none: within the block, files written through
+    :func:`atomic_writer` stay temporaries until the block ends normally, then are renamed into
+    place together.  If the block raises (an input error, Ctrl-C, SIGTERM) or the group is
+    discarded, every temporary is removed and no output appears; files at those paths are
+    untouched.  A group inside a group (``demo`` running each gold case through the CLI) commits
+    its own files at its own end.
+
+    The renames happen one after the other at the end, in the order the files were written; only
+    a rename itself failing (rare: same directory, same file system) can leave the first ones done.
+    """
+    group = OutputGroup()
+    token = _PENDING.set(group)
+    ok = False
+    try:
+        yield group
+        ok = not group.discarded
+    finally:
+        _PENDING.reset(token)
+        if not ok:
+            _discard(group.pending)
+    if not ok:
+        return
+    for i, (tmp, target, path) in enumerate(group.pending):
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            _discard(group.pending[i:])
+            raise ScoringError(f"cannot write: {exc.strerror or exc}", path=path) from None
+
+
+def _discard(pending: List[Tuple[str, str, str]]) -> None:
+    for tmp, _, _ in pending:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 @contextmanager

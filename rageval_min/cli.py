@@ -214,12 +214,20 @@ def _run(words: Sequence[str], io: CliIO) -> int:
     if func is None:
         parser.print_help()
         return EXIT_USAGE
-    if hasattr(args, "jobs"):  # a scoring command: its engine and partial-state sink
-        from ._cli_common import execution
+    from ._io import commit_together
 
-        with execution(args):
-            return int(func(args, io))
-    return int(func(args, io))
+    with commit_together() as outputs:  # every output file of the run appears at its end, or none does
+        if hasattr(args, "jobs"):  # a scoring command: its engine and partial-state sink
+            from ._cli_common import execution
+
+            with execution(args):
+                code = int(func(args, io))
+        else:
+            code = int(func(args, io))
+        io.stdout.flush()
+        if code == EXIT_OK and getattr(io.stdout, "error", None):  # exit 2 after all: no output file
+            outputs.discard()
+        return code
 
 
 def _after_stdout_error(code: int, error: str, io: CliIO) -> int:

@@ -126,8 +126,8 @@ def judge_file(
     records = judge_prompts_file(path, judged=judged, dataset=dataset, variants=variants, template=template)
     runner = make_runner()
     failed = ask_judge(records, runner, judged=judged)
-    if records_path:
-        write_jsonl(records_path, records)
+    if records_path:  # with failed calls too, at once: the run then stops (exit 2) and a rerun resumes
+        write_jsonl(records_path, records, alone=bool(failed))
     if failed:
         where = f"the judged records are in {records_path} and " if records_path else ""
         raise ScoringError(
