@@ -4,11 +4,17 @@ Spec ``cmd:PROGRAM ARGS``: the command is split with :func:`shlex.split` (no
 shell) and run once per prompt.  Exit status 75 (``EX_TEMPFAIL``) is retried,
 any other non-zero status is a failed call.  The API key variables are not
 passed to the program unless ``--judge-pass-env`` is given.
+
+Each program runs in a process group of its own (POSIX), which is killed whole
+-- the program and anything it started -- on a timeout, on Ctrl-C or SIGTERM
+(:meth:`CommandJudge.cancel`, or an interruption of the call itself): no judge
+process outlives the run.
 """
 
 import json
 import os
 import shlex
+import signal
 import subprocess
 import threading
 from typing import (
@@ -70,6 +76,7 @@ class CommandJudge:
         self.identity = "cmd:" + " ".join(shlex.quote(a) for a in self.argv)
         self._live: Set["subprocess.Popen[bytes]"] = set()
         self._live_lock = threading.Lock()
+        self._cancelled = False
 
     def __repr__(self) -> str:
         return f"CommandJudge(command={self.command!r}, model={self.model!r})"
@@ -85,14 +92,13 @@ class CommandJudge:
         return env
 
     def cancel(self) -> None:
-        """Kill every program still running (used on Ctrl-C)."""
+        """Kill every program still running, with whatever it started, and any started from now on
+        (used on Ctrl-C and SIGTERM: the judge is not used again)."""
         with self._live_lock:
+            self._cancelled = True
             live = list(self._live)
         for proc in live:
-            try:
-                proc.kill()
-            except OSError:
-                pass
+            _kill_group(proc)
 
     def __call__(self, prompt: str, params: Mapping[str, Any]) -> str:
         try:
@@ -102,17 +108,24 @@ class CommandJudge:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self.environment(params),
+                start_new_session=os.name == "posix",  # its own process group, killed whole
             )
         except OSError as exc:
             raise ScoringError(f"cannot run judge command {self.argv[0]!r}: {exc.strerror or exc}") from None
         with self._live_lock:
             self._live.add(proc)
+            cancelled = self._cancelled
         try:
+            if cancelled:  # cancel() ran while this program was starting
+                raise JudgeError("the judge was cancelled")
             out, err = proc.communicate(prompt.encode("utf-8"), timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _kill_group(proc)
             proc.communicate()
             raise JudgeError(f"judge command timed out after {self.timeout:g}s", retryable=True) from None
+        except BaseException:  # Ctrl-C, SIGTERM or a failed pipe: the program does not outlive the call
+            _kill_group(proc)
+            raise
         finally:
             with self._live_lock:
                 self._live.discard(proc)
@@ -127,3 +140,18 @@ class CommandJudge:
             return out.decode("utf-8")
         except UnicodeDecodeError:
             raise JudgeError("judge command wrote non-UTF-8 output") from None
+
+
+def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+    """Kill ``proc`` and its process group (its own, see ``start_new_session``), then reap it."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - no process groups
+            proc.kill()
+    except OSError:  # already gone
+        pass
+    try:
+        proc.wait(timeout=5)
+    except (subprocess.TimeoutExpired, OSError):  # pragma: no cover - SIGKILL cannot be ignored
+        pass

@@ -351,7 +351,7 @@ def _run_pool(run: _Run, todo: Dict[str, List[int]], concurrency: int, prog: "_P
             for t in threads:
                 t.join(timeout=0.1)
                 prog.update(*run.progress())
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, SIGTERM (the CLI raises it) or a bug: stop the calls in flight
         with run.lock:
             run.abort = True
         cancel = getattr(run.judge, "cancel", None)
