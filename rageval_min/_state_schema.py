@@ -23,7 +23,8 @@ The vocabulary (each a plain record; only :func:`check_state` gives it meaning):
 * :class:`Conflict` -- a value of its node, but not one value while another field holds another
   (two parameters no run can have had together);
 * :class:`Items` -- a list of one node, its length fixed by ``length`` (a number, or a
-  :class:`Size` / :class:`ValueAt` of another field), at most ``max_len``, optionally ``unique``;
+  :class:`Size` / :class:`ValueAt` of another field), at least ``min_len`` and at most ``max_len``,
+  optionally ``unique``;
 * :class:`Row` -- a list of exactly its nodes, position by position;
 * :class:`Fields` -- an object with exactly these keys (those in ``optional`` may be absent);
 * :class:`Table` -- an object with any string keys (the set of them, when ``keys`` names a list
@@ -170,6 +171,7 @@ class Items(NamedTuple):
     length: Union[None, int, Size, ValueAt] = None
     max_len: Union[int, Size, ValueAt] = MAX_COUNT
     unique: bool = False
+    min_len: int = 0
 
 
 class Row(NamedTuple):
@@ -366,6 +368,8 @@ def _check_items(node: Items, value: Any, path: str, root: Mapping[str, Any]) ->
     if want is not None and len(value) != want:
         ref = "" if isinstance(node.length, int) else f" ({node.length.path})"  # type: ignore[union-attr]
         raise _fail(path, f"must hold {want} items{ref}", value)
+    if len(value) < node.min_len:
+        raise _fail(path, f"must hold at least {node.min_len} item(s)", value)
     most = node.max_len if isinstance(node.max_len, int) else _expected_length(node.max_len, root)
     if most is None or len(value) > most:
         ref = "" if isinstance(node.max_len, int) else f" ({node.max_len.path})"

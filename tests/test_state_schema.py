@@ -353,3 +353,51 @@ def test_very_deep_nesting_and_huge_integers_in_a_state_file(tmp_path, tmp_path_
         path.write_text(text.replace('"k": 5', f'"k": {bad}'), encoding="utf-8")
         r = run_cli(["merge", str(path)])
         assert r.code == 2 and r.err.count("\n") == 1 and str(path) in r.err, r.err
+
+
+def _plausible(value, rng):
+    """Another value of the same look (a count changed, a list cut, a number moved): what a state may
+    hold that no run wrote, but that a type check alone accepts."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return rng.choice([0, 1, 2, value + 1, value * 3, 1000])
+    if isinstance(value, float):
+        return rng.choice([0.0, 1.0, 0.5, -0.5, 2.0, 1e300, -1e300, value * 10])
+    if value is None:
+        return rng.choice([0, 1, 0.5, "x"])
+    if isinstance(value, str):
+        return rng.choice(["", "x", value + value, "a;b;c"])
+    if isinstance(value, list):
+        return rng.choice([[], value[:1], value + value[:1], value[1:]])
+    return rng.choice([{}, value])
+
+
+@pytest.mark.parametrize("key", ACCUMULATORS, ids=["-".join(k) for k in ACCUMULATORS])
+def test_plausible_looking_states_never_crash(key, tmp_path, tmp_path_factory):
+    """Seeded: 40 states per accumulator with one to three values changed to values of the same look.
+    Whatever merge makes of them, it is never exit 3, and exit 2 is one line naming the file."""
+    import random
+
+    rng = random.Random(f"{key}")
+    state, _ = _state(key, tmp_path_factory)
+    paths = [p for p, _ in _leaves({"params": state["params"], "data": state["data"]})]
+    path = tmp_path / "a.json"
+    bad = []
+    for trial in range(40):
+        s = json.loads(json.dumps(state))
+        s.pop("digest", None)
+        for where in rng.sample(paths, min(len(paths), rng.randint(1, 3))):
+            node = s
+            try:
+                for p in where[:-1]:
+                    node = node[p]
+                new = None if rng.random() < 0.15 else _plausible(node[where[-1]], rng)
+                node[where[-1]] = new
+            except (KeyError, IndexError, TypeError):  # an earlier change removed the place
+                continue
+        path.write_text(json.dumps(s), encoding="utf-8")
+        r = run_cli(["merge", str(path), "--format", "json"])
+        if r.code not in (0, 1, 2) or (r.code == 2 and (r.err.count("\n") != 1 or str(path) not in r.err)):
+            bad.append(f"trial {trial}: exit {r.code}: {r.err.strip()[:200]}")
+    assert not bad, "\n".join(bad)

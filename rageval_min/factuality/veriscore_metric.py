@@ -327,7 +327,8 @@ class VeriScoreAccumulator(Accumulator):
                                         FiniteNumber(lo=0),
                                         FiniteNumber(lo=0),
                                     )
-                                )
+                                ),
+                                min_len=1,  # a group exists because a response of it was scored
                             ),  # [id, supported, total_claims]
                         )
                     )

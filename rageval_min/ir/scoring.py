@@ -236,7 +236,7 @@ class IrAccumulator(Accumulator):
                             "all_negative": OneOf((0, 1)),
                             "runid": Maybe(Text()),
                         },
-                        extra=Maybe(Number()),
+                        extra=Number(),
                         extra_keys="params.measures",  # one value per measure
                     )
                 )

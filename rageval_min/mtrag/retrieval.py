@@ -43,7 +43,7 @@ from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._metrics import Metric
 from .._parallel import accumulate_items
 from .._signature import make_signature
-from .._state_schema import Fields, Items, Maybe, Number, OneOf, Schema, Text
+from .._state_schema import Either, Fields, Items, Number, OneOf, Schema, Text
 from ..errors import ScoringError
 from ..ir.formats import RunTopic
 from ..ir.trec_eval import float32, judgments, parse_measures, rank, score_topic, sequential_sum
@@ -154,6 +154,20 @@ def retrieval_item(record: Tuple[str, str, Dict[str, Any], Optional[Dict[str, in
     return row
 
 
+def _judged_row(judged: bool) -> Fields:
+    """The state of one task row: with judgments, its six values; without, none (see :func:`retrieval_item`)."""
+    value = Number(lo=0, hi=1) if judged else OneOf((None,))
+    return Fields(
+        {
+            "task_id": Text(),
+            "collection": Text(max_len=1000),
+            "judged": OneOf((int(judged),)),
+            "all_negative": OneOf((0, 1)) if judged else OneOf((0,)),
+            **{name: value for name, _ in _NAMES},
+        }
+    )
+
+
 @register_accumulator
 class MtragRetrievalAccumulator(Accumulator):
     """Task rows in input order; ``finalize`` forms the per-collection means and the weighted average."""
@@ -167,21 +181,7 @@ class MtragRetrievalAccumulator(Accumulator):
 
     STATE_SCHEMA = Schema(
         params=Fields({"variants": Items(Text(), max_len=0)}),
-        data=Fields(
-            {
-                "rows": Items(
-                    Fields(
-                        {
-                            "task_id": Text(),
-                            "collection": Text(max_len=1000),
-                            "judged": OneOf((0, 1)),
-                            "all_negative": OneOf((0, 1)),
-                            **{name: Maybe(Number(lo=0, hi=1)) for name, _ in _NAMES},
-                        }
-                    )
-                )
-            }
-        ),
+        data=Fields({"rows": Items(Either((_judged_row(True), _judged_row(False))))}),
     )
 
     def __init__(self, *, variants: Sequence[str] = ()) -> None:
@@ -208,6 +208,8 @@ class MtragRetrievalAccumulator(Accumulator):
         self.rows.extend(other.rows)
 
     def finalize(self) -> Report:
+        if not self.rows:  # (merged empty shards) the reference divides by zero
+            raise ScoringError("no task to score")
         groups: Dict[str, List[ItemRow]] = {}
         for row in self.rows:
             groups.setdefault(row["collection"], []).append(row)
