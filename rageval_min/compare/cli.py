@@ -39,6 +39,13 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", action="append", default=[], metavar="NAME", help="compare only NAME; repeatable")
     p.add_argument("--test", choices=compare.TESTS, default="auto", help="test for continuous metrics (default auto)")
     p.add_argument("--resamples", type=_positive_int, default=compare.DEFAULT_RESAMPLES, metavar="N")
+    p.add_argument(
+        "--interval",
+        choices=compare.INTERVALS,
+        default="auto",
+        help=f"intervals of the deltas: the paired bootstrap, the t / delta-method interval, or auto (default): "
+        f"the bootstrap below {compare.SWITCH_N} pairs, t / delta method from there (recorded in the signature)",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resampling (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="significance level (default 0.05)")
     p.add_argument(
@@ -127,6 +134,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         params=_params(args.param) or None,
         min_n=args.min_n,
         fail_on_regression=args.fail_on_regression,
+        interval=args.interval,
     )
     return emit_report(
         report,

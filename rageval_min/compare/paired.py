@@ -43,7 +43,9 @@ Statistics are implemented with the standard library in
 tests.
 """
 
+import heapq
 import math
+import operator
 import random
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -54,13 +56,17 @@ from .._signature import make_signature
 from ..errors import ScoringError
 from ..gates import GateOutcome
 from ..report import Report
+from .columns import MISSING, Columns, LineView, RowView, columns_of
+from .large_n import INTERVALS, SWITCH_N, aggregate_note, delta_method_interval, ratio_fields, uses_t
 from .writer import declared_directions, resolve, sniff
 
 __all__ = [
     "DEFAULT_MIN_N",
     "DEFAULT_RESAMPLES",
     "FAMILY",
+    "INTERVALS",
     "REFERENCE",
+    "SWITCH_N",
     "TESTS",
     "CompareOptions",
     "compare_files",
@@ -80,11 +86,15 @@ _SHOWN_IDS = 20
 
 
 class ItemRows(NamedTuple):
-    """The rows of one item-row file, by id, in file order."""
+    """The rows of one item-row file, by id, in file order.
+
+    :func:`read_item_rows` gives read-only mappings over the rows kept by field
+    (:mod:`rageval_min.compare.columns`); plain dicts work too.
+    """
 
     path: str
-    rows: Dict[Any, Dict[str, Any]]
-    lines: Dict[Any, int]
+    rows: Mapping[Any, Dict[str, Any]]
+    lines: Mapping[Any, int]
 
 
 def _hashable_id(value: Any, path: str, line: int, key: str) -> Any:
@@ -95,8 +105,8 @@ def _hashable_id(value: Any, path: str, line: int, key: str) -> Any:
 
 def read_item_rows(path: str, key: str) -> ItemRows:
     """Read an item-row JSONL file; a missing key or a duplicate id is an input error."""
-    rows: Dict[Any, Dict[str, Any]] = {}
-    lines: Dict[Any, int] = {}
+    cols = Columns()
+    seen = cols.index
     writers: set = set()
     for line, rec in iter_jsonl(path):
         if not isinstance(rec, dict):
@@ -113,34 +123,40 @@ def read_item_rows(path: str, key: str) -> ItemRows:
                 field=PROVENANCE_FIELD,
             )
         writers.add(writer)
-        if rid in rows:
-            raise ScoringError(f"duplicate id {rid!r} (first at line {lines[rid]})", path=path, line=line, field=key)
-        rows[rid] = rec
-        lines[rid] = line
-    return ItemRows(path, rows, lines)
+        if rid in seen:
+            first = cols.line_of[seen[rid]]
+            raise ScoringError(f"duplicate id {rid!r} (first at line {first})", path=path, line=line, field=key)
+        cols.append(rid, rec, line)
+    return ItemRows(path, RowView(cols), LineView(cols))
 
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v))
 
 
-def _numeric_fields(side: ItemRows, key: str) -> Dict[str, bool]:
+def _numeric_fields(side: Columns, key: str) -> Dict[str, bool]:
     """field -> True when every non-null value is a number (bools count as 0/1) and there is one.
 
     A field that is null in every row (a metric that does not apply to this run) is not numeric.
+    Fields in the order they first appear in the file.
     """
-    ok: Dict[str, bool] = {}
-    seen: Dict[str, bool] = {}
-    for rec in side.rows.values():
-        for name, v in rec.items():
-            if name == key:
-                continue
-            ok[name] = ok.get(name, True) and (v is None or isinstance(v, (bool, int, float)))
-            seen[name] = seen.get(name, False) or v is not None
-    return {name: ok[name] and seen[name] for name in ok}
+    out: Dict[str, bool] = {}
+    for name, col in side.fields.items():
+        if name == key:
+            continue
+        types = set(map(type, col))
+        types.discard(type(MISSING))
+        ok = all(t is _NONE or issubclass(t, (bool, int, float)) for t in types)
+        out[name] = ok and any(t is not _NONE for t in types)
+    return out
 
 
-def _kind(values: Iterable[Any]) -> str:
+_NONE = type(None)
+
+
+def _kind(values: Sequence[Any]) -> str:
+    if set(map(type, values)) <= {int, bool}:  # the fast check of the rule below
+        return "binary" if set(values) <= {0, 1} else "continuous"
     return "binary" if all(v in (0, 1) and not isinstance(v, float) for v in values) else "continuous"
 
 
@@ -149,22 +165,24 @@ def _mean(values: Sequence[float]) -> Optional[float]:
 
 
 def _metric(
-    name: str,
-    pairs: List[Tuple[Any, float, float]],
+    raw: Tuple[Sequence[Any], Sequence[Any]],
     *,
     direction: str,
-    test: str,
-    resamples: int,
-    seed: int,
-    alpha: float,
-) -> Dict[str, Any]:
-    base = [float(b) for _, b, _ in pairs]
-    cand = [float(c) for _, _, c in pairs]
-    d = [c - b for b, c in zip(base, cand)]
-    kind = _kind([b for _, b, _ in pairs] + [c for _, _, c in pairs])
-    n = len(pairs)
+    opts: "CompareOptions",
+) -> Tuple[Dict[str, Any], List[float]]:
+    """One metric's comparison over the paired values as read (baseline, candidate); and their differences."""
+    test, resamples, seed, alpha = opts.test, opts.resamples, opts.seed, opts.alpha
+    base = list(map(float, raw[0]))
+    cand = list(map(float, raw[1]))
+    d = list(map(operator.sub, cand, base))
+    kind = _kind(list(raw[0]) + list(raw[1]))
+    n = len(d)
     mb, mc = _mean(base), _mean(cand)
-    lo, hi = _stats.bootstrap_delta_interval(d, resamples=resamples, seed=seed, alpha=alpha)
+    t_used = uses_t(opts.interval, n)
+    if t_used:
+        lo, hi = _stats.t_interval(d, alpha=alpha)
+    else:
+        lo, hi = _stats.bootstrap_delta_interval(d, resamples=resamples, seed=seed, alpha=alpha)
     out: Dict[str, Any] = {
         "kind": kind,
         "direction": direction,
@@ -175,6 +193,8 @@ def _metric(
         "ci_low": lo,
         "ci_high": hi,
     }
+    if t_used:
+        out["interval"] = "t"
     if kind == "binary":
         up = sum(1 for x in d if x > 0)  # 0 -> 1
         down = sum(1 for x in d if x < 0)  # 1 -> 0
@@ -194,11 +214,11 @@ def _metric(
     else:
         out["p_value"] = _stats.paired_t(d)
         out["test"] = "paired_t"
-    return out
+    return out, d
 
 
 def _aggregate_metrics(
-    family: str, command: str, params: Mapping[str, Any], rows: Sequence[Dict[str, Any]]
+    family: str, command: str, params: Mapping[str, Any], rows: Iterable[Dict[str, Any]]
 ) -> Dict[str, Any]:
     from .._contract import accumulator_class
 
@@ -209,17 +229,19 @@ def _aggregate_metrics(
     return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _aggregates(
-    family: str,
-    base_rows: List[Dict[str, Any]],
-    cand_rows: List[Dict[str, Any]],
-    opts: "CompareOptions",
-) -> Dict[str, Dict[str, Any]]:
+#: the paired rows of one side: its columns and the row index of each paired id
+_Side = Tuple[Columns, Sequence[int]]
+_Interval = Tuple[Optional[float], Optional[float]]
+
+
+def _bootstrap_intervals(
+    family: str, sides: Tuple[_Side, _Side], names: Sequence[str], opts: "CompareOptions"
+) -> Dict[str, _Interval]:
+    """The paired bootstrap: resample ids, recompute both sides through the accumulator, percentile interval."""
     command, params, alpha = opts.command, dict(opts.params or {}), opts.alpha
-    b = _aggregate_metrics(family, command, params, base_rows)
-    c = _aggregate_metrics(family, command, params, cand_rows)
-    # counts (integers on both sides) are sums of item rows, which the per-item comparison covers
-    names = [k for k in b if k in c and not (isinstance(b[k], int) and isinstance(c[k], int))]
+    (bcols, brows), (ccols, crows) = sides
+    base_rows = [bcols.row(r) for r in brows]
+    cand_rows = [ccols.row(r) for r in crows]
     n = len(base_rows)
     draws: Dict[str, List[float]] = {k: [] for k in names}
     rng = random.Random(opts.seed)
@@ -231,12 +253,58 @@ def _aggregates(
         for k in names:
             if rb.get(k) is not None and rc.get(k) is not None:
                 draws[k].append(float(rc[k]) - float(rb[k]))
-    out: Dict[str, Dict[str, Any]] = {}
-    directions = declared_directions(family, command, [f"aggregate.{k}" for k in names], opts.overrides())
+    out: Dict[str, _Interval] = {}
     for k in names:
         vals = sorted(draws[k])
         lo = _stats.percentile(vals, alpha / 2) if vals else None
         hi = _stats.percentile(vals, 1 - alpha / 2) if vals else None
+        out[k] = (lo, hi)
+    return out
+
+
+def _delta_method_intervals(
+    family: str,
+    sides: Tuple[_Side, _Side],
+    values: Tuple[Mapping[str, Any], Mapping[str, Any]],
+    names: Sequence[str],
+    opts: "CompareOptions",
+) -> Dict[str, _Interval]:
+    """The delta-method interval of each aggregate that is a declared ratio of item fields (else ``(None, None)``)."""
+    from .._contract import accumulator_class
+
+    declared = accumulator_class(family, opts.command).METRICS
+    (bcols, brows), (ccols, crows) = sides
+    out: Dict[str, _Interval] = {}
+    for k in names:
+        fields = ratio_fields(declared, k)
+        got = None
+        if fields is not None:
+            pair = ((bcols, brows, float(values[0][k])), (ccols, crows, float(values[1][k])))
+            got = delta_method_interval(pair, fields, alpha=opts.alpha)
+        out[k] = got if got is not None else (None, None)
+    return out
+
+
+def _aggregates(
+    family: str, sides: Tuple[_Side, _Side], opts: "CompareOptions"
+) -> Tuple[Dict[str, Dict[str, Any]], List[str]]:
+    """Each non-count aggregate of the family, recomputed from the paired rows, with its interval; the notes."""
+    command, params = opts.command, dict(opts.params or {})
+    (bcols, brows), (ccols, crows) = sides
+    b = _aggregate_metrics(family, command, params, map(bcols.row, brows))
+    c = _aggregate_metrics(family, command, params, map(ccols.row, crows))
+    # counts (integers on both sides) are sums of item rows, which the per-item comparison covers
+    names = [k for k in b if k in c and not (isinstance(b[k], int) and isinstance(c[k], int))]
+    n = len(brows)
+    large = uses_t(opts.interval, n)
+    if large:
+        intervals = _delta_method_intervals(family, sides, (b, c), names, opts)
+    else:
+        intervals = _bootstrap_intervals(family, sides, names, opts)
+    out: Dict[str, Dict[str, Any]] = {}
+    directions = declared_directions(family, command, [f"aggregate.{k}" for k in names], opts.overrides())
+    for k in names:
+        lo, hi = intervals[k]
         out[f"aggregate.{k}"] = {
             "kind": "aggregate",
             "direction": directions[f"aggregate.{k}"],
@@ -247,9 +315,10 @@ def _aggregates(
             "ci_low": lo,
             "ci_high": hi,
             "p_value": None,
-            "test": "bootstrap",
+            "test": "delta_method" if large else "bootstrap",
         }
-    return out
+    bare = [f"aggregate.{k}" for k in names if large and intervals[k][0] is None]
+    return out, [aggregate_note(bare, n)] if bare else []
 
 
 def _regressed(m: Mapping[str, Any], alpha: float) -> bool:
@@ -294,7 +363,8 @@ class CompareOptions(NamedTuple):
     ``min_n``: fewer pairs make a metric "insufficient data";
     ``fail_on_regression``: a failed family gate per regressed metric;
     ``direction_overrides``: which way is better, before the declarations;
-    ``aggregates``: whether the family's aggregates are compared.
+    ``aggregates``: whether the family's aggregates are compared;
+    ``interval``: how the intervals are computed (see :mod:`rageval_min.compare.large_n`).
     """
 
     metrics: Sequence[str] = ()
@@ -312,6 +382,9 @@ class CompareOptions(NamedTuple):
     direction_overrides: Optional[Mapping[str, str]] = None
     #: compute the family's aggregates (False when the rows' options are unknown)
     aggregates: bool = True
+    #: one of :data:`~rageval_min.compare.large_n.INTERVALS`: the bootstrap, the t / delta-method
+    #: intervals, or ``auto`` (the bootstrap below ``SWITCH_N`` pairs)
+    interval: str = "auto"
 
     def overrides(self) -> Dict[str, str]:
         """The user's directions: ``lower_is_better`` and ``direction_overrides`` (which wins)."""
@@ -323,21 +396,25 @@ class CompareOptions(NamedTuple):
             raise ScoringError(f"--test must be one of {', '.join(TESTS)}, got {self.test!r}")
         if not 0 < self.alpha < 1:
             raise ScoringError(f"--alpha must be between 0 and 1, got {self.alpha!r}")
+        if self.interval not in INTERVALS:
+            raise ScoringError(f"--interval must be one of {', '.join(INTERVALS)}, got {self.interval!r}")
         if not 1 <= self.resamples <= MAX_RESAMPLES:
             raise ScoringError(f"--resamples must be between 1 and {MAX_RESAMPLES}, got {self.resamples!r}")
         return self
 
 
-def _metric_names(baseline: ItemRows, candidate: ItemRows, key: str, metrics: Sequence[str]) -> List[str]:
-    """The fields to compare: ``metrics`` (each numeric in both files), else every numeric field of both."""
-    nb, nc = _numeric_fields(baseline, key), _numeric_fields(candidate, key)
+def _metric_names(sides: Tuple[Columns, Columns], path: str, key: str, metrics: Sequence[str]) -> List[str]:
+    """The fields to compare: ``metrics`` (each numeric in both files), else every numeric field of both.
+
+    ``path`` (the candidate's) names the file in the errors."""
+    nb, nc = _numeric_fields(sides[0], key), _numeric_fields(sides[1], key)
     if not metrics:
         return [n for n in nb if nb[n] and nc.get(n)]
     for name in metrics:
         if name not in nb or name not in nc:
-            raise ScoringError(f"--metric {name!r} is not a field of both files", path=candidate.path)
+            raise ScoringError(f"--metric {name!r} is not a field of both files", path=path)
         if not (nb[name] and nc[name]):
-            raise ScoringError(f"--metric {name!r} is not numeric in both files", path=candidate.path)
+            raise ScoringError(f"--metric {name!r} is not numeric in both files", path=path)
     return list(metrics)
 
 
@@ -352,36 +429,62 @@ def _unpaired(only_b: Sequence[Any], only_c: Sequence[Any]) -> List[str]:
 
 
 _Loss = Tuple[float, Any, str, float, float]
+_TOP = 10
+
+
+def _numeric_pairs(bv: Sequence[Any], cv: Sequence[Any]) -> Optional[List[int]]:
+    """The positions where both values are numbers (not NaN); None when that is every position."""
+    if set(map(type, bv)) | set(map(type, cv)) <= {int, float, bool}:
+        try:
+            if not (any(map(math.isnan, bv)) or any(map(math.isnan, cv))):
+                return None
+        except OverflowError:  # an integer beyond the float range: the slow check below
+            pass
+    return [
+        k
+        for k, (b, c) in enumerate(zip(bv, cv))
+        if isinstance(b, (int, float)) and isinstance(c, (int, float)) and _is_number(b) and _is_number(c)
+    ]
+
+
+def _worst_moves(
+    d: Sequence[float], sign: float, name: str, ids: Sequence[Any], raw: Tuple[Sequence[Any], Sequence[Any]]
+) -> List[_Loss]:
+    """The per-item moves of one metric that can be among the 10 largest losses (ties at the 10th kept).
+
+    ``loss = sign * (float(b) - float(c))`` is ``-sign * d`` exactly (IEEE subtraction is antisymmetric).
+    """
+    loss = [-x for x in d] if sign > 0 else d
+    worse = [k for k, x in enumerate(loss) if x > 0]
+    if len(worse) > _TOP:
+        floor = heapq.nlargest(_TOP, [loss[k] for k in worse])[-1]
+        worse = [k for k in worse if loss[k] >= floor]
+    return [(loss[k], ids[k], name, raw[0][k], raw[1][k]) for k in worse]
 
 
 def _item_metrics(
     names: Sequence[str],
     paired_ids: Sequence[Any],
-    baseline: ItemRows,
-    candidate: ItemRows,
+    sides: Tuple[_Side, _Side],
     directions: Mapping[str, str],
     opts: CompareOptions,
 ) -> Tuple[Dict[str, Dict[str, Any]], List[_Loss]]:
-    """Each metric's comparison over its numeric pairs, and every per-item move in the worse direction."""
+    """Each metric's comparison over its numeric pairs, and the per-item moves in the worse direction
+    that can be among the 10 largest (all of them that the report's top 10 could show)."""
+    (bcols, brows), (ccols, crows) = sides
     result: Dict[str, Dict[str, Any]] = {}
     losses: List[_Loss] = []
     for name in names:
-        pairs: List[Tuple[Any, float, float]] = []
-        for i in paired_ids:
-            b, c = baseline.rows[i].get(name), candidate.rows[i].get(name)
-            if isinstance(b, (int, float)) and isinstance(c, (int, float)) and _is_number(b) and _is_number(c):
-                pairs.append((i, b, c))
+        bv, cv = bcols.values(name, brows), ccols.values(name, crows)
+        keep = _numeric_pairs(bv, cv)
+        ids = paired_ids
+        if keep is not None:
+            bv, cv, ids = [bv[k] for k in keep], [cv[k] for k in keep], [paired_ids[k] for k in keep]
         direction = directions[name]
-        result[name] = _metric(
-            name, pairs, direction=direction, test=opts.test, resamples=opts.resamples, seed=opts.seed, alpha=opts.alpha
-        )
+        result[name], d = _metric((bv, cv), direction=direction, opts=opts)
         if direction == "neither":  # a descriptive count: no item moved the worse way
             continue
-        sign = 1.0 if direction == "higher" else -1.0
-        for i, b, c in pairs:
-            loss = sign * (float(b) - float(c))
-            if loss > 0:
-                losses.append((loss, i, name, b, c))
+        losses.extend(_worst_moves(d, 1.0 if direction == "higher" else -1.0, name, ids, (bv, cv)))
     return result, losses
 
 
@@ -414,7 +517,7 @@ def _verdicts(
     return family_gates, short
 
 
-def _signature(key: str, opts: CompareOptions) -> str:
+def _signature(key: str, opts: CompareOptions, t_used: bool) -> str:
     params_sig: List[Tuple[str, object]] = [
         ("key", key),
         ("test", opts.test),
@@ -425,6 +528,8 @@ def _signature(key: str, opts: CompareOptions) -> str:
     ]
     if opts.family:
         params_sig.append(("of", f"{opts.family}:{opts.command}"))
+    if t_used:  # below the switch (and with --interval bootstrap) the bootstrap ran: no field, as before
+        params_sig.append(("interval", "t"))
     return make_signature(FAMILY, REFERENCE, (), params_sig)
 
 
@@ -446,6 +551,7 @@ def compare_rows(
     fail_on_regression: bool = False,
     direction_overrides: Optional[Mapping[str, str]] = None,
     aggregates: bool = True,
+    interval: str = "auto",
 ) -> Report:
     """Compare two sets of item rows (see the module docstring); the Report's ``result`` is the comparison.
 
@@ -466,29 +572,43 @@ def compare_rows(
         fail_on_regression,
         direction_overrides,
         aggregates,
+        interval,
     )
     return compare_with_options(baseline, candidate, key, opts)
+
+
+def _rows_of(index: Mapping[Any, int], ids: Sequence[Any]) -> Sequence[int]:
+    """The row index of each id; a ``range`` when that is every row in file order (the common case)."""
+    rows = [index[i] for i in ids]
+    return range(len(rows)) if len(rows) == len(index) and rows == list(range(len(rows))) else rows
+
+
+def _t_interval(m: Mapping[str, Any]) -> bool:
+    return m.get("interval") == "t" or m.get("test") == "delta_method"
 
 
 def compare_with_options(baseline: ItemRows, candidate: ItemRows, key: str, opts: CompareOptions) -> Report:
     """:func:`compare_rows` with its options as one :class:`CompareOptions`."""
     opts = opts.checked()
-    paired_ids = [i for i in baseline.rows if i in candidate.rows]
-    only_b = [i for i in baseline.rows if i not in candidate.rows]
-    only_c = [i for i in candidate.rows if i not in baseline.rows]
+    bcols, ccols = columns_of(baseline.rows, baseline.lines), columns_of(candidate.rows, candidate.lines)
+    bidx, cidx = bcols.index, ccols.index
+    paired_ids = [i for i in bidx if i in cidx]
+    only_b = [i for i in bidx if i not in cidx]
+    only_c = [i for i in cidx if i not in bidx]
     if not paired_ids:
         raise ScoringError(
             f"no id is present in both files (key {key!r}): {len(only_b)} baseline-only, {len(only_c)} candidate-only",
             path=candidate.path,
         )
-    names = _metric_names(baseline, candidate, key, opts.metrics)
+    names = _metric_names((bcols, ccols), candidate.path, key, opts.metrics)
     directions = declared_directions(opts.family, opts.command, names, opts.overrides())
     diagnostics = _unpaired(only_b, only_c)
-    result_metrics, per_item = _item_metrics(names, paired_ids, baseline, candidate, directions, opts)
+    sides = ((bcols, _rows_of(bidx, paired_ids)), (ccols, _rows_of(cidx, paired_ids)))
+    result_metrics, per_item = _item_metrics(names, paired_ids, sides, directions, opts)
     if opts.family and opts.aggregates:
-        base_rows = [baseline.rows[i] for i in paired_ids]
-        cand_rows = [candidate.rows[i] for i in paired_ids]
-        result_metrics.update(_aggregates(opts.family, base_rows, cand_rows, opts))
+        aggregates, notes = _aggregates(opts.family, sides, opts)
+        result_metrics.update(aggregates)
+        diagnostics.extend(notes)
     per_item.sort(key=lambda t: (-t[0], str(t[1]), t[2]))
     regressions = [{"key": i, "metric": name, "baseline": b, "candidate": c} for _, i, name, b, c in per_item[:10]]
     result = {
@@ -508,7 +628,7 @@ def compare_with_options(baseline: ItemRows, candidate: ItemRows, key: str, opts
         )
     return Report(
         family=FAMILY,
-        signature=_signature(key, opts),
+        signature=_signature(key, opts, any(_t_interval(m) for m in result_metrics.values())),
         result=result,
         metrics=gate_metrics,
         diagnostics=diagnostics,

@@ -1,0 +1,163 @@
+"""``rageval-min compare`` on large per-item files: wall time, CPU time and peak RSS (not a unit test).
+
+Generates a baseline and a candidate per-item file of ``--n`` paired rows in
+the shape ``ir score --per-item`` writes (binary ``in_run`` / ``all_negative``,
+integer counts, continuous ``AP``, ``RR``, ``P@10``, ``R@100``, ``nDCG@10``;
+the provenance field of the default options, so the aggregates
+``aggregate.NAME`` are compared too) or ``grounding --per-item`` (binary
+outcomes and rates with a numerator and a denominator), then times the whole
+process ``rageval-min compare --baseline B --candidate C`` with the default
+settings, each size in its own subprocess: wall time, the child's CPU time
+(user + system) and its peak RSS (``getrusage(RUSAGE_CHILDREN)``).
+
+    python bench/bench_compare.py                          # ir and grounding shapes at 1k, 10k, 100k rows
+    python bench/bench_compare.py --sizes 100000 --shape ir --rounds 3
+    python bench/bench_compare.py --sizes 1000,5000 --interval bootstrap   # the bootstrap for the curve
+
+``--interval`` passes ``--interval`` to compare (default: not passed, i.e.
+``auto``).  Each run's stdout is checked to be a compare report of ``n``
+paired rows; ``--keep DIR`` keeps the generated files.
+"""
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def _writer(family: str, command: str) -> str:
+    from rageval_min._contract import accumulator_class, params_digest
+
+    return f"{family} {command} {params_digest(accumulator_class(family, command)().params)}"
+
+
+def _ir_row(qid: str, rng: random.Random, shift: float, writer: str) -> dict:
+    rel = rng.randrange(1, 12)
+    ret = 100
+    relret = min(rel, max(0, int(rel * min(1.0, rng.random() + shift))))
+    first = rng.randrange(1, 30) if relret else None
+    ap = min(1.0, max(0.0, rng.betavariate(2, 3) + shift)) if relret else 0.0
+    rr = 1.0 / first if first else 0.0
+    p10 = round(min(1.0, relret / 10 * rng.random() * 2), 1)
+    return {
+        "qid": qid,
+        "in_run": 1 if rng.random() > 0.01 else 0,
+        "NumRet": ret,
+        "NumRel": rel,
+        "NumRelRet": relret,
+        "first_rel_rank": first,
+        "judged_pos": rel,
+        "all_negative": 0,
+        "runid": "bench",
+        "AP": ap,
+        "RR": rr,
+        "P@10": p10,
+        "R@100": relret / rel,
+        "nDCG@10": min(1.0, max(0.0, ap + rng.gauss(0.05, 0.05))),
+        "_rageval_min": writer,
+    }
+
+
+def _grounding_row(qid: str, rng: random.Random, shift: float, writer: str) -> dict:
+    answerable = 1 if rng.random() < 0.8 else 0
+    answered = 1 if rng.random() < (0.9 if answerable else 0.2) else 0
+    correct = 1 if answerable and answered and rng.random() < 0.6 + shift else 0
+    hit = 1 if answered and (correct or rng.random() < 0.3) else 0
+    return {
+        "qid": qid,
+        "answerable": answerable,
+        "unanswerable": 1 - answerable,
+        "answered": answered,
+        "refused": 1 - answered,
+        "correct": correct,
+        "citation_hit": hit,
+        "under_refusal": 1 if answered and not answerable else 0,
+        "over_refusal": 1 if answerable and not answered else 0,
+        "recall@k": (1 if rng.random() < 0.7 + shift else 0) if answerable else None,
+        "_rageval_min": writer,
+    }
+
+
+SHAPES = {"ir": (_ir_row, ("ir", "score")), "grounding": (_grounding_row, ("grounding", "score"))}
+
+
+def generate(directory: str, shape: str, n: int, seed: int = 0) -> tuple:
+    """Baseline and candidate files of ``n`` rows; the candidate is a slightly shifted run."""
+    make, (family, command) = SHAPES[shape]
+    writer = _writer(family, command)
+    paths = []
+    for side, shift in (("base", 0.0), ("cand", 0.01)):
+        rng = random.Random(seed)  # the same items on both sides, then a per-side perturbation
+        noise = random.Random(seed + 1 + int(shift * 100))
+        path = os.path.join(directory, f"{shape}_{n}_{side}.jsonl")
+        with open(path, "w", encoding="utf-8") as fh:
+            for i in range(n):
+                state = rng.random()
+                row_rng = random.Random(state if noise.random() < 0.7 else noise.random())
+                fh.write(json.dumps(make(f"q{i:07d}", row_rng, shift, writer)) + "\n")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def run_compare(base: str, cand: str, extra: list) -> tuple:
+    """One whole-process compare: (wall s, child CPU s, peak RSS MB or None, exit code, stdout)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    argv = [sys.executable, "-m", "rageval_min", "compare", "--baseline", base, "--candidate", cand] + extra
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # ru_maxrss of the children is the largest child so far: a new figure only when it grows
+    peak = after.ru_maxrss / 1024 if after.ru_maxrss > before.ru_maxrss else None
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"compare exited {proc.returncode}: {proc.stderr.strip()[:500]}")
+    return wall, cpu, peak, before.ru_maxrss / 1024, proc.returncode, proc.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--shape", choices=["ir", "grounding", "both"], default="both")
+    ap.add_argument("--rounds", type=int, default=1, help="runs per size (each line printed)")
+    ap.add_argument("--interval", help="passed to compare --interval (default: not passed)")
+    ap.add_argument("--keep", metavar="DIR", help="write the generated files here and keep them")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    shapes = ["ir", "grounding"] if args.shape == "both" else [args.shape]
+    extra = ["--interval", args.interval] if args.interval else []
+    tmp = None if args.keep else tempfile.TemporaryDirectory()
+    directory = args.keep or tmp.name  # type: ignore[union-attr]
+    os.makedirs(directory, exist_ok=True)
+    print(f"python {sys.version.split()[0]}, compare {' '.join(extra) or '(default settings)'}")
+    # sizes ascending, so that each size's peak RSS is a new maximum of the children
+    for shape in shapes:
+        for n in sorted(sizes):
+            base, cand = generate(directory, shape, n)
+            for _ in range(args.rounds):
+                wall, cpu, peak, prior, code, out = run_compare(base, cand, extra)
+                report = json.loads(out)
+                assert report["result"]["paired"] == n, report["result"]["paired"]
+                metrics = report["result"]["metrics"]
+                sig = report["signature"].split("|")
+                how = [p for p in sig if p.startswith("interval=")] or ["interval=bootstrap"]
+                rss = f"{peak:6.0f} MB" if peak is not None else f"<= {prior:.0f} MB"
+                print(
+                    f"{shape:9s} n={n:7d}  exit {code}  wall {wall:7.2f} s  cpu {cpu:7.2f} s  "
+                    f"peak RSS {rss}  {len(metrics)} metrics  {how[0]}"
+                )
+    if tmp is not None:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
