@@ -2,10 +2,11 @@
 
 A 100k-row per-item file read as one ``dict`` per row costs about 1 KB a row
 (each row's dict, its own copies of the key strings, its float objects): two
-such files are over 300 MB.  :class:`Columns` keeps one list of values per
-field (``MISSING`` where a row lacks the field), one tuple of keys per
-distinct key order, and the row of each id, so the same two files take a
-fraction of that, and ``compare`` reads a metric's values as a list at C speed.
+such files are over 300 MB.  :class:`Columns` keeps each row's values as a
+tuple, one tuple of keys per distinct key order, and the row of each id, so
+the same two files take about a third of that, and ``compare`` reads a
+metric's values as a list (a column, ``MISSING`` where a row lacks the field)
+built at C speed.
 
 :class:`RowView` and :class:`LineView` are read-only mappings over the columns
 with the meaning the dicts of :class:`~rageval_min.compare.paired.ItemRows`
@@ -13,6 +14,9 @@ always had (id -> the row as a dict, rebuilt with its keys in file order;
 id -> line number), so code that indexes ``ItemRows.rows`` sees no change.
 """
 
+from array import array
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Dict, Iterator, List, Mapping, Sequence, Tuple
 
 __all__ = ["MISSING", "Columns", "LineView", "RowView", "columns_of"]
@@ -31,59 +35,75 @@ MISSING: Any = _Missing()
 
 
 class Columns:
-    """Rows stored by field: ``fields[name][r]`` is row ``r``'s value (or ``MISSING``)."""
+    """Rows stored as value tuples with one key tuple per distinct key order; columns built on demand."""
 
     def __init__(self) -> None:
-        #: field -> its values by row index, in the order the fields were first seen
-        self.fields: Dict[str, List[Any]] = {}
-        #: the distinct key orders of the rows, and each row's index into them
-        self.shapes: List[Tuple[str, ...]] = []
+        #: each row's values, in its keys' order, and the index of its keys in ``shapes``
+        self.tuples: List[Tuple[Any, ...]] = []
         self.shape_of: List[int] = []
+        #: the distinct key orders of the rows, in the order they first appear
+        self.shapes: List[Tuple[str, ...]] = []
         #: id -> row index, in file order; row index -> line number
         self.index: Dict[Any, int] = {}
-        self.line_of: List[int] = []
+        self.line_of: "array[int]" = array("q")
         self._shape_ids: Dict[Tuple[str, ...], int] = {}
-        self._plan: Tuple[Tuple[str, ...], List[List[Any]], List[List[Any]], int] = ((), [], [], -1)
+        self._last: Tuple[Tuple[str, ...], int] = ((), -1)
+        self._columns: Dict[str, List[Any]] = {}
 
     def __len__(self) -> int:
-        return len(self.line_of)
+        return len(self.tuples)
 
     def append(self, rid: Any, rec: Mapping[str, Any], line: int) -> None:
         """Add one row (``rid`` must be new; the caller checks duplicates)."""
         keys = tuple(rec)
-        if keys != self._plan[0]:
-            self._replan(keys)
-        _, present, absent, shape = self._plan
-        for col, value in zip(present, rec.values()):
-            col.append(value)
-        for col in absent:
-            col.append(MISSING)
-        self.shape_of.append(shape)
-        self.index[rid] = len(self.line_of)
+        last = self._last
+        if keys != last[0]:
+            shape = self._shape_ids.get(keys)
+            if shape is None:
+                shape = self._shape_ids[keys] = len(self.shapes)
+                self.shapes.append(keys)
+            self._last = last = (keys, shape)
+        self.shape_of.append(last[1])
+        self.index[rid] = len(self.tuples)
+        self.tuples.append(tuple(rec.values()))
         self.line_of.append(line)
 
-    def _replan(self, keys: Tuple[str, ...]) -> None:
-        rows = len(self.line_of)
-        for name in keys:
-            if name not in self.fields:
-                self.fields[name] = [MISSING] * rows
-        shape = self._shape_ids.get(keys)
-        if shape is None:
-            shape = self._shape_ids[keys] = len(self.shapes)
-            self.shapes.append(keys)
-        here = set(keys)
-        absent = [col for name, col in self.fields.items() if name not in here]
-        self._plan = (keys, [self.fields[name] for name in keys], absent, shape)
+    @property
+    def fields(self) -> Dict[str, None]:
+        """Every field name, in the order the fields first appear in the file."""
+        return dict.fromkeys(name for keys in self.shapes for name in keys)
+
+    def column(self, name: str) -> List[Any]:
+        """Field ``name`` of every row (``MISSING`` where a row lacks it); built once, then kept."""
+        col = self._columns.get(name)
+        if col is None:
+            where = [keys.index(name) if name in keys else -1 for keys in self.shapes]
+            if len(where) == 1 and where[0] >= 0:
+                col = list(map(itemgetter(where[0]), self.tuples))
+            else:
+                col = [t[where[s]] if where[s] >= 0 else MISSING for t, s in zip(self.tuples, self.shape_of)]
+            self._columns[name] = col
+        return col
 
     def row(self, r: int) -> Dict[str, Any]:
         """Row ``r`` as the dict it was read as (same keys, same order, same value objects)."""
-        return {name: self.fields[name][r] for name in self.shapes[self.shape_of[r]]}
+        return dict(zip(self.shapes[self.shape_of[r]], self.tuples[r]))
+
+    def rows(self, rows: Sequence[int]) -> Iterator[Dict[str, Any]]:
+        """:meth:`row` of each of ``rows``, built at C speed when every row has the same keys."""
+        every = isinstance(rows, range) and rows == range(len(self))
+        tuples = self.tuples if every else map(self.tuples.__getitem__, rows)
+        if len(self.shapes) == 1:
+            return map(dict, map(zip, repeat(self.shapes[0]), tuples))
+        return map(self.row, rows)
+
+    def forget_columns(self) -> None:
+        """Drop the columns built so far (they are rebuilt on demand)."""
+        self._columns.clear()
 
     def values(self, name: str, rows: Sequence[int]) -> List[Any]:
         """Field ``name`` of ``rows`` (``MISSING`` where absent)."""
-        col = self.fields.get(name)
-        if col is None:
-            return [MISSING] * len(rows)
+        col = self.column(name)
         if isinstance(rows, range) and rows == range(len(col)):
             return col
         return list(map(col.__getitem__, rows))
@@ -131,7 +151,7 @@ def columns_of(rows: Mapping[Any, Mapping[str, Any]], lines: Mapping[Any, int]) 
     """The :class:`Columns` behind ``rows``: its own when it is a :class:`RowView`, else built from the dicts.
 
     >>> cols = columns_of({"a": {"id": "a", "x": 1}, "b": {"id": "b"}}, {"a": 1, "b": 2})
-    >>> cols.fields["x"], cols.row(1)
+    >>> cols.column("x"), cols.row(1)
     ([1, MISSING], {'id': 'b'})
     """
     if isinstance(rows, RowView):

@@ -72,8 +72,12 @@ def ratio_fields(metrics: Sequence[Metric], name: str) -> Optional[Tuple[str, Op
     return None
 
 
-def _number(v: Any) -> float:
-    return 0.0 if v is None or v is MISSING else float(v)
+def _numbers(raw: Sequence[Any]) -> Tuple[List[float], List[float]]:
+    """The values as floats (0 where null or absent), and 1.0 where there is a value, 0.0 where not."""
+    if set(map(type, raw)) <= {int, float, bool}:
+        return list(map(float, raw)), [1.0] * len(raw)
+    y = [0.0 if v is None or v is MISSING else float(v) for v in raw]
+    return y, [0.0 if v is None or v is MISSING else 1.0 for v in raw]
 
 
 def _linearised(
@@ -81,13 +85,10 @@ def _linearised(
 ) -> Optional[List[float]]:
     """The influence values ``(y_i - R x_i) / mean(x)`` of one side, or None when the ratio is not ``value``."""
     num, den = fields
-    raw = cols.values(num, rows)
     try:
-        y = [_number(v) for v in raw]
-        if den is None:
-            x = [0.0 if v is None or v is MISSING else 1.0 for v in raw]
-        else:
-            x = [_number(v) for v in cols.values(den, rows)]
+        y, x = _numbers(cols.values(num, rows))
+        if den is not None:
+            x = _numbers(cols.values(den, rows))[0]
     except (TypeError, ValueError):  # a field that is not numeric: not this formula
         return None
     sx = math.fsum(x)

@@ -43,11 +43,13 @@ Statistics are implemented with the standard library in
 tests.
 """
 
+import gc
 import heapq
 import math
 import operator
 import random
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .. import _stats
 from .._contract import PROVENANCE_FIELD
@@ -103,8 +105,26 @@ def _hashable_id(value: Any, path: str, line: int, key: str) -> Any:
     return value
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (restored after): the rows are acyclic JSON values, and
+    collecting while hundreds of thousands of them are created costs a third of the reading time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read_item_rows(path: str, key: str) -> ItemRows:
     """Read an item-row JSONL file; a missing key or a duplicate id is an input error."""
+    with _gc_paused():
+        return _read_item_rows(path, key)
+
+
+def _read_item_rows(path: str, key: str) -> ItemRows:
     cols = Columns()
     seen = cols.index
     writers: set = set()
@@ -122,7 +142,11 @@ def read_item_rows(path: str, key: str) -> ItemRows:
                 line=line,
                 field=PROVENANCE_FIELD,
             )
-        writers.add(writer)
+        if not writers:
+            writers.add(writer)
+            shared = writer
+        elif writer is not None:
+            rec[PROVENANCE_FIELD] = shared  # the equal string of line 1: one object, not one per row
         if rid in seen:
             first = cols.line_of[seen[rid]]
             raise ScoringError(f"duplicate id {rid!r} (first at line {first})", path=path, line=line, field=key)
@@ -141,10 +165,10 @@ def _numeric_fields(side: Columns, key: str) -> Dict[str, bool]:
     Fields in the order they first appear in the file.
     """
     out: Dict[str, bool] = {}
-    for name, col in side.fields.items():
+    for name in side.fields:
         if name == key:
             continue
-        types = set(map(type, col))
+        types = set(map(type, side.column(name)))
         types.discard(type(MISSING))
         ok = all(t is _NONE or issubclass(t, (bool, int, float)) for t in types)
         out[name] = ok and any(t is not _NONE for t in types)
@@ -154,9 +178,11 @@ def _numeric_fields(side: Columns, key: str) -> Dict[str, bool]:
 _NONE = type(None)
 
 
-def _kind(values: Sequence[Any]) -> str:
-    if set(map(type, values)) <= {int, bool}:  # the fast check of the rule below
-        return "binary" if set(values) <= {0, 1} else "continuous"
+def _kind(base: Sequence[Any], cand: Sequence[Any]) -> str:
+    """``binary`` when every value is 0 or 1 and none is a float (bools count), else ``continuous``."""
+    if set(map(type, base)) | set(map(type, cand)) <= {int, bool}:  # the same rule at C speed
+        return "binary" if set(base) <= {0, 1} and set(cand) <= {0, 1} else "continuous"
+    values = list(base) + list(cand)
     return "binary" if all(v in (0, 1) and not isinstance(v, float) for v in values) else "continuous"
 
 
@@ -175,12 +201,13 @@ def _metric(
     base = list(map(float, raw[0]))
     cand = list(map(float, raw[1]))
     d = list(map(operator.sub, cand, base))
-    kind = _kind(list(raw[0]) + list(raw[1]))
+    kind = _kind(raw[0], raw[1])
     n = len(d)
     mb, mc = _mean(base), _mean(cand)
     t_used = uses_t(opts.interval, n)
+    moments = _stats.mean_var(d) if n >= 2 else None  # shared by the t interval and the paired t-test
     if t_used:
-        lo, hi = _stats.t_interval(d, alpha=alpha)
+        lo, hi = _stats.t_interval(d, alpha=alpha, moments=moments)
     else:
         lo, hi = _stats.bootstrap_delta_interval(d, resamples=resamples, seed=seed, alpha=alpha)
     out: Dict[str, Any] = {
@@ -212,7 +239,7 @@ def _metric(
         out["p_value"] = _stats.sign_flip_test(d, resamples=resamples, seed=seed)
         out["test"] = "randomization"
     else:
-        out["p_value"] = _stats.paired_t(d)
+        out["p_value"] = _stats.paired_t(d, moments=moments)
         out["test"] = "paired_t"
     return out, d
 
@@ -291,8 +318,10 @@ def _aggregates(
     """Each non-count aggregate of the family, recomputed from the paired rows, with its interval; the notes."""
     command, params = opts.command, dict(opts.params or {})
     (bcols, brows), (ccols, crows) = sides
-    b = _aggregate_metrics(family, command, params, map(bcols.row, brows))
-    c = _aggregate_metrics(family, command, params, map(ccols.row, crows))
+    bcols.forget_columns()  # the item metrics' columns: memory for the accumulator's rows
+    ccols.forget_columns()
+    b = _aggregate_metrics(family, command, params, bcols.rows(brows))
+    c = _aggregate_metrics(family, command, params, ccols.rows(crows))
     # counts (integers on both sides) are sums of item rows, which the per-item comparison covers
     names = [k for k in b if k in c and not (isinstance(b[k], int) and isinstance(c[k], int))]
     n = len(brows)
@@ -454,8 +483,12 @@ def _worst_moves(
 
     ``loss = sign * (float(b) - float(c))`` is ``-sign * d`` exactly (IEEE subtraction is antisymmetric).
     """
-    loss = [-x for x in d] if sign > 0 else d
-    worse = [k for k, x in enumerate(loss) if x > 0]
+    if sign > 0:
+        worse = [k for k, x in enumerate(d) if x < 0]
+        loss = [-x for x in d] if worse else d
+    else:
+        worse = [k for k, x in enumerate(d) if x > 0]
+        loss = d
     if len(worse) > _TOP:
         floor = heapq.nlargest(_TOP, [loss[k] for k in worse])[-1]
         worse = [k for k in worse if loss[k] >= floor]
@@ -589,7 +622,11 @@ def _t_interval(m: Mapping[str, Any]) -> bool:
 
 def compare_with_options(baseline: ItemRows, candidate: ItemRows, key: str, opts: CompareOptions) -> Report:
     """:func:`compare_rows` with its options as one :class:`CompareOptions`."""
-    opts = opts.checked()
+    with _gc_paused():
+        return _compare(baseline, candidate, key, opts.checked())
+
+
+def _compare(baseline: ItemRows, candidate: ItemRows, key: str, opts: CompareOptions) -> Report:
     bcols, ccols = columns_of(baseline.rows, baseline.lines), columns_of(candidate.rows, candidate.lines)
     bidx, cidx = bcols.index, ccols.index
     paired_ids = [i for i in bidx if i in cidx]

@@ -309,7 +309,8 @@ class IrAccumulator(Accumulator):
                 field = "judged_pos" if zero and m.kind == "NumRel" else m.kind
                 means[m.name] = sum(int(r[field]) for r in rows)
             else:
-                means[m.name] = sequential_sum([r[m.name] for r in rows]) / n
+                name = m.name  # a property: read once, not once per row
+                means[name] = sequential_sum([r[name] for r in rows]) / n
         runid = next((r["runid"] for r in reversed(self.rows) if r.get("runid")), "")
         result: Dict[str, Any] = {"runid": runid, "num_q": n, "measures": means}
         if self.params["topics"]:
