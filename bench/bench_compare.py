@@ -17,6 +17,17 @@ settings, each size in its own subprocess: wall time, the child's CPU time
 ``--interval`` passes ``--interval`` to compare (default: not passed, i.e.
 ``auto``).  Each run's stdout is checked to be a compare report of ``n``
 paired rows; ``--keep DIR`` keeps the generated files.
+
+``--accuracy`` (needs numpy) measures instead how far the large-n intervals are
+from the bootstrap they replace, on seeded data, at the switch and above: the
+largest endpoint difference between the t interval (``_stats.t_interval``) and
+a 10,000-resample percentile bootstrap, in units of the t interval's
+half-width, for a skewed continuous difference and a 0/1 metric; the same for
+the delta-method interval of a ratio (correct / answered), at 5k, 20k and 50k
+pairs; and the coverage of both at the switch (5k) over 1,000 seeded
+replications (the true value known).
+
+    python bench/bench_compare.py --accuracy
 """
 
 import argparse
@@ -124,6 +135,73 @@ def run_compare(base: str, cand: str, extra: list) -> tuple:
     return wall, cpu, peak, before.ru_maxrss / 1024, proc.returncode, proc.stdout
 
 
+def _np_bootstrap(np, arrays, stat, resamples, rng):
+    n = len(arrays[0])
+    out = []
+    for start in range(0, resamples, 100):
+        idx = rng.integers(0, n, size=(min(100, resamples - start), n))
+        out.append(stat(*[a[idx] for a in arrays]))
+    return np.percentile(np.concatenate(out), [2.5, 97.5])
+
+
+def _ratio_sample(np, rng, n, p_b, p_c):
+    answered = (rng.random(n) < 0.85).astype(float)
+    shared = rng.random(n)
+    yb = answered * (shared < p_b)
+    yc = answered * (np.where(rng.random(n) < 0.8, shared, rng.random(n)) < p_c)
+    return answered, yb, yc
+
+
+def accuracy(sizes: list) -> None:
+    """Endpoint gaps to the bootstrap and coverage of the t and delta-method intervals (seeded)."""
+    import numpy as np
+
+    from rageval_min import _stats
+    from rageval_min.compare.columns import Columns
+    from rageval_min.compare.large_n import delta_method_interval
+
+    rng = np.random.default_rng(27)
+    print("endpoint gap to a 10,000-resample percentile bootstrap, in t half-widths (seeded data)")
+    for n in sizes:
+        cont = rng.gamma(0.5, 0.2, n) - rng.gamma(0.5, 0.19, n)  # skewed differences
+        binary = (rng.random(n) < 0.08).astype(float) - (rng.random(n) < 0.06).astype(float)
+        gaps = []
+        for d in (cont, binary):
+            lo, hi = _stats.t_interval(d.tolist(), alpha=0.05)
+            blo, bhi = _np_bootstrap(np, [d], lambda x: x.mean(1), 10_000, rng)
+            gaps.append(max(abs(lo - blo), abs(hi - bhi)) / ((hi - lo) / 2))
+        x, yb, yc = _ratio_sample(np, rng, n, 0.60, 0.62)
+        lo, hi = _ratio_interval(Columns, delta_method_interval, x, yb, yc)
+        blo, bhi = _np_bootstrap(np, [x, yb, yc], lambda a, b, c: (c.sum(1) - b.sum(1)) / a.sum(1), 10_000, rng)
+        gaps.append(max(abs(lo - blo), abs(hi - bhi)) / ((hi - lo) / 2))
+        print(f"  n={n:6d}  mean diff, continuous {gaps[0]:.3f}  mean diff, 0/1 {gaps[1]:.3f}  ratio {gaps[2]:.3f}")
+    reps = 1000
+    print(f"coverage of the 95% intervals over {reps} seeded replications")
+    for n in sizes[:1]:
+        hit_t = hit_r = 0
+        true_mean = 0.5 * 0.2 - 0.5 * 0.19
+        for _ in range(reps):
+            d = rng.gamma(0.5, 0.2, n) - rng.gamma(0.5, 0.19, n)
+            lo, hi = _stats.t_interval(d.tolist(), alpha=0.05)
+            hit_t += lo <= true_mean <= hi
+            x, yb, yc = _ratio_sample(np, rng, n, 0.60, 0.62)
+            lo, hi = _ratio_interval(Columns, delta_method_interval, x, yb, yc)
+            hit_r += lo <= 0.02 <= hi
+        print(f"  n={n:6d}  t interval {hit_t / reps:.3f}  delta method {hit_r / reps:.3f}")
+
+
+def _ratio_interval(Columns, delta_method_interval, x, yb, yc) -> tuple:
+    sides = []
+    for y in (yb, yc):
+        cols = Columns()
+        for i, (xi, yi) in enumerate(zip(x.tolist(), y.tolist())):
+            cols.append(i, {"answered": xi, "correct": yi}, i + 1)
+        sides.append((cols, range(len(x)), float(y.sum() / x.sum())))
+    got = delta_method_interval((sides[0], sides[1]), ("correct", "answered"), alpha=0.05)
+    assert got is not None
+    return got
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000,100000")
@@ -131,7 +209,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="runs per size (each line printed)")
     ap.add_argument("--interval", help="passed to compare --interval (default: not passed)")
     ap.add_argument("--keep", metavar="DIR", help="write the generated files here and keep them")
+    ap.add_argument("--accuracy", action="store_true", help="the accuracy of the large-n intervals (numpy)")
     args = ap.parse_args()
+    if args.accuracy:
+        accuracy([5_000, 20_000, 50_000])
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     shapes = ["ir", "grounding"] if args.shape == "both" else [args.shape]
     extra = ["--interval", args.interval] if args.interval else []

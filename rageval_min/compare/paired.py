@@ -15,6 +15,8 @@ the ``n`` pairs with a value on both sides:
 * ``ci_low``, ``ci_high``: the paired bootstrap percentile interval of the
   mean difference at level ``1 - alpha`` (``resamples`` draws through
   ``random.Random(seed)``; linear interpolation between order statistics);
+  from :data:`SWITCH_N` pairs (``interval="auto"``) Student's t interval
+  instead, see :mod:`rageval_min.compare.large_n`;
 * ``p_value`` and ``test``: binary metrics use the exact two-sided McNemar test
   on the discordant pairs (``mcnemar_exact``); continuous metrics the
   two-sided paired t-test (``paired_t``, as ``scipy.stats.ttest_rel``; None
@@ -36,7 +38,8 @@ family, its aggregates that are not means of item rows (grounding precision =
 correct / answered, CHR, win rates, ...) are
 compared too, under ``aggregate.NAME``: the family's accumulator recomputes
 them from the paired rows, and the paired bootstrap resamples ids and
-recomputes both sides through the accumulator.
+recomputes both sides through the accumulator (from :data:`SWITCH_N` pairs:
+the delta method where the aggregate is a declared ratio of item fields).
 
 Statistics are implemented with the standard library in
 :mod:`rageval_min._stats` and checked against scipy and statsmodels in the
