@@ -8,7 +8,7 @@ the provenance field of the default options, so the aggregates
 outcomes and rates with a numerator and a denominator), then times the whole
 process ``rageval-min compare --baseline B --candidate C`` with the default
 settings, each size in its own subprocess: wall time, the child's CPU time
-(user + system) and its peak RSS (``getrusage(RUSAGE_CHILDREN)``).
+(user + system) and its peak RSS (that child's ``rusage``, from ``os.wait4``).
 
     python bench/bench_compare.py                          # ir and grounding shapes at 1k, 10k, 100k rows
     python bench/bench_compare.py --sizes 100000 --shape ir --rounds 3
@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -119,20 +118,24 @@ def generate(directory: str, shape: str, n: int, seed: int = 0) -> tuple:
 
 
 def run_compare(base: str, cand: str, extra: list) -> tuple:
-    """One whole-process compare: (wall s, child CPU s, peak RSS MB or None, exit code, stdout)."""
+    """One whole-process compare: (wall s, CPU s, peak RSS MB, exit code, stdout) of that child alone.
+
+    ``os.wait4`` gives the child's own resource usage (``getrusage(RUSAGE_CHILDREN)`` would give
+    the largest child so far)."""
     env = dict(os.environ, PYTHONPATH=ROOT)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
     argv = [sys.executable, "-m", "rageval_min", "compare", "--baseline", base, "--candidate", cand] + extra
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    # ru_maxrss of the children is the largest child so far: a new figure only when it grows
-    peak = after.ru_maxrss / 1024 if after.ru_maxrss > before.ru_maxrss else None
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"compare exited {proc.returncode}: {proc.stderr.strip()[:500]}")
-    return wall, cpu, peak, before.ru_maxrss / 1024, proc.returncode, proc.stdout
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8"), err.read().decode("utf-8")
+    if code not in (0, 1):
+        raise SystemExit(f"compare exited {code}: {stderr.strip()[:500]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code, stdout
 
 
 def _np_bootstrap(np, arrays, stat, resamples, rng):
@@ -221,21 +224,20 @@ def main() -> None:
     directory = args.keep or tmp.name  # type: ignore[union-attr]
     os.makedirs(directory, exist_ok=True)
     print(f"python {sys.version.split()[0]}, compare {' '.join(extra) or '(default settings)'}")
-    # sizes ascending, so that each size's peak RSS is a new maximum of the children
     for shape in shapes:
         for n in sorted(sizes):
             base, cand = generate(directory, shape, n)
             for _ in range(args.rounds):
-                wall, cpu, peak, prior, code, out = run_compare(base, cand, extra)
+                wall, cpu, peak, code, out = run_compare(base, cand, extra)
                 report = json.loads(out)
                 assert report["result"]["paired"] == n, report["result"]["paired"]
                 metrics = report["result"]["metrics"]
                 sig = report["signature"].split("|")
                 how = [p for p in sig if p.startswith("interval=")] or ["interval=bootstrap"]
-                rss = f"{peak:6.0f} MB" if peak is not None else f"<= {prior:.0f} MB"
                 print(
                     f"{shape:9s} n={n:7d}  exit {code}  wall {wall:7.2f} s  cpu {cpu:7.2f} s  "
-                    f"peak RSS {rss}  {len(metrics)} metrics  {how[0]}"
+                    f"peak RSS {peak:4.0f} MB  {len(metrics)} metrics  {how[0]}",
+                    flush=True,
                 )
     if tmp is not None:
         tmp.cleanup()

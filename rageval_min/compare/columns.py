@@ -55,6 +55,13 @@ class Columns:
 
     def append(self, rid: Any, rec: Mapping[str, Any], line: int) -> None:
         """Add one row (``rid`` must be new; the caller checks duplicates)."""
+        self.index[rid] = len(self.tuples)
+        self.add_shape(rec)
+        self.tuples.append(tuple(rec.values()))
+        self.line_of.append(line)
+
+    def add_shape(self, rec: Mapping[str, Any]) -> None:
+        """Record the key order of the row being added (the caller then appends its values)."""
         keys = tuple(rec)
         last = self._last
         if keys != last[0]:
@@ -64,9 +71,6 @@ class Columns:
                 self.shapes.append(keys)
             self._last = last = (keys, shape)
         self.shape_of.append(last[1])
-        self.index[rid] = len(self.tuples)
-        self.tuples.append(tuple(rec.values()))
-        self.line_of.append(line)
 
     @property
     def fields(self) -> Dict[str, None]:

@@ -129,31 +129,39 @@ def read_item_rows(path: str, key: str) -> ItemRows:
 
 def _read_item_rows(path: str, key: str) -> ItemRows:
     cols = Columns()
-    seen = cols.index
+    seen, tuples, line_of = cols.index, cols.tuples, cols.line_of
     writers: set = set()
+    shared: Any = None
     for line, rec in iter_jsonl(path):
-        if not isinstance(rec, dict):
+        if type(rec) is not dict and not isinstance(rec, dict):
             raise ScoringError(f"expected a JSON object, got {type(rec).__name__}", path=path, line=line)
         if key not in rec:
             raise ScoringError("missing (the --key field)", path=path, line=line, field=key)
-        rid = _hashable_id(rec[key], path, line, key)
+        rid = rec[key]
+        if rid is None or isinstance(rid, (list, dict)):
+            _hashable_id(rid, path, line, key)
         writer = rec.get(PROVENANCE_FIELD)
-        if writers and writer not in writers:
-            raise ScoringError(
-                f"rows of another writer ({writer!r}, line 1 has {next(iter(writers))!r}): one file, one run",
-                path=path,
-                line=line,
-                field=PROVENANCE_FIELD,
-            )
-        if not writers:
+        if writers:
+            if writer not in writers:
+                raise ScoringError(
+                    f"rows of another writer ({writer!r}, line 1 has {shared!r}): one file, one run",
+                    path=path,
+                    line=line,
+                    field=PROVENANCE_FIELD,
+                )
+            if writer is not None:
+                rec[PROVENANCE_FIELD] = shared  # the equal string of line 1: one object, not one per row
+        else:
             writers.add(writer)
             shared = writer
-        elif writer is not None:
-            rec[PROVENANCE_FIELD] = shared  # the equal string of line 1: one object, not one per row
         if rid in seen:
-            first = cols.line_of[seen[rid]]
-            raise ScoringError(f"duplicate id {rid!r} (first at line {first})", path=path, line=line, field=key)
-        cols.append(rid, rec, line)
+            raise ScoringError(
+                f"duplicate id {rid!r} (first at line {line_of[seen[rid]]})", path=path, line=line, field=key
+            )
+        seen[rid] = len(tuples)
+        cols.add_shape(rec)
+        tuples.append(tuple(rec.values()))
+        line_of.append(line)
     return ItemRows(path, RowView(cols), LineView(cols))
 
 
