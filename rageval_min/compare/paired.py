@@ -216,7 +216,9 @@ def _metric(
     n = len(d)
     mb, mc = _mean(base), _mean(cand)
     t_used = uses_t(opts.interval, n)
-    moments = _stats.mean_var(d) if n >= 2 else None  # shared by the t interval and the paired t-test
+    # mean and variance of d, once for the t interval and the paired t-test, and only where one of them runs
+    wanted = t_used or (kind != "binary" and test not in ("randomization",))
+    moments = _stats.mean_var(d) if n >= 2 and wanted else None
     if t_used:
         lo, hi = _stats.t_interval(d, alpha=alpha, moments=moments)
     else:
