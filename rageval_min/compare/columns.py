@@ -1,4 +1,4 @@
-"""Pipeline step: the item rows of one file, kept by field (columns) instead of one dict per row.
+"""Pipeline step: the item rows of one file as value tuples (columns built on demand), not one dict per row.
 
 A 100k-row per-item file read as one ``dict`` per row costs about 1 KB a row
 (each row's dict, its own copies of the key strings, its float objects): two
@@ -8,7 +8,7 @@ the same two files take about a third of that, and ``compare`` reads a
 metric's values as a list (a column, ``MISSING`` where a row lacks the field)
 built at C speed.
 
-:class:`RowView` and :class:`LineView` are read-only mappings over the columns
+:class:`RowView` and :class:`LineView` are read-only mappings over these rows
 with the meaning the dicts of :class:`~rageval_min.compare.paired.ItemRows`
 always had (id -> the row as a dict, rebuilt with its keys in file order;
 id -> line number), so code that indexes ``ItemRows.rows`` sees no change.

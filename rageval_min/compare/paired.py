@@ -48,15 +48,16 @@ tests.
 
 import gc
 import heapq
+import json
 import math
 import operator
 import random
 from contextlib import contextmanager
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .. import _stats
 from .._contract import PROVENANCE_FIELD
-from .._io import iter_jsonl
+from .._io import _escape_hit, iter_jsonl
 from .._signature import make_signature
 from ..errors import ScoringError
 from ..gates import GateOutcome
@@ -127,12 +128,41 @@ def read_item_rows(path: str, key: str) -> ItemRows:
         return _read_item_rows(path, key)
 
 
+#: the C scanner json.loads calls (the same decoder), without its Python-level wrapping
+_SCAN: Callable[[str, int], Tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _records(path: str) -> Iterator[Tuple[int, Any]]:
+    """``iter_jsonl(path)``'s ``(line, value)`` pairs, the same values and the same errors.
+
+    Each stripped line is parsed by the C scanner ``json.loads`` calls; at the first line it
+    does not read whole (or that may hold an escaped surrogate), or at any problem of the file,
+    the rest (and the error) comes from ``iter_jsonl`` itself, skipping the lines already given.
+    """
+    done = 0
+    try:
+        for line, raw in iter_jsonl(path, deferred=True):
+            text = raw.text
+            value, end = _SCAN(text, 0)
+            if end != len(text) or _escape_hit(text):
+                break
+            done = line
+            yield line, value
+        else:
+            return
+    except (ScoringError, StopIteration, ValueError, RecursionError):
+        pass
+    for line, value in iter_jsonl(path):
+        if line > done:
+            yield line, value
+
+
 def _read_item_rows(path: str, key: str) -> ItemRows:
     cols = Columns()
     seen, tuples, line_of = cols.index, cols.tuples, cols.line_of
     writers: set = set()
     shared: Any = None
-    for line, rec in iter_jsonl(path):
+    for line, rec in _records(path):
         if type(rec) is not dict and not isinstance(rec, dict):
             raise ScoringError(f"expected a JSON object, got {type(rec).__name__}", path=path, line=line)
         if key not in rec:
