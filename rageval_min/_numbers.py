@@ -1,0 +1,223 @@
+"""One way to read a number: declared readers for the numeric fields of inputs and options.
+
+A JSON document can hold numbers no computation is ready for: an integer of 401 digits (valid
+JSON; ``float()`` of it raises ``OverflowError``), ``1e400`` (Python's ``json`` reads it as
+infinity), ``NaN`` and ``Infinity`` (accepted by Python's ``json``), a boolean where a number is
+meant (``True == 1``).  Each reader here takes a value as decoded from JSON (or the text of a
+command-line option) and either returns a value of the declared kind or raises
+:class:`~rageval_min.errors.ScoringError` with the location it is given, so the message reads
+``file:line: field: problem``:
+
+=====================  ==========================================================================
+reader                 accepts
+=====================  ==========================================================================
+:func:`as_float`       an int or float whose float exists (NaN and infinities pass through: the
+                       caller's reference decides what they mean)
+:func:`finite_float`   an int or float with a finite float value
+:func:`count`          a non-negative int (bounded by ``MAX_COUNT``; ``bool`` refused)
+:func:`option_int`     the text of an integer option, ``low <= n <= high``
+:func:`option_float`   the text of a finite number option, ``low <= x <= high``
+=====================  ==========================================================================
+
+Booleans are numbers to Python but not to these readers, except :func:`as_float` with
+``bools=True`` (a 0/1 flag written as ``true``/``false``).
+
+The module is kernel code: it names no family, uses only the standard library and keeps no state.
+"""
+
+import math
+from typing import Any, Callable, Optional
+
+from .errors import ScoringError
+
+__all__ = ["MAX_COUNT", "MAX_OPTION_DIGITS", "as_float", "count", "finite_float", "option_float", "option_int"]
+
+#: The largest count a reader accepts (2**53: every count up to it is exact as a float).
+MAX_COUNT = 2**53
+#: The longest integer option accepted, in characters (longer text is refused before ``int()``).
+MAX_OPTION_DIGITS = 30
+
+
+def _where(path: Optional[str], line: Optional[int], field: Optional[str]) -> Any:
+    return {"path": path, "line": line, "field": field}
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def as_float(
+    value: Any,
+    *,
+    path: Optional[str] = None,
+    line: Optional[int] = None,
+    field: Optional[str] = None,
+    bools: bool = False,
+) -> float:
+    """``float(value)`` for a JSON number, an input error for anything else.
+
+    >>> as_float(3), as_float(0.25), as_float(True, bools=True)
+    (3.0, 0.25, 1.0)
+    >>> as_float(float("nan")) != as_float(float("nan"))  # NaN passes through
+    True
+    >>> as_float(10**400, path="a.jsonl", line=2, field="score")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: a.jsonl:2: score: an integer of 401 digits is beyond the float range
+    >>> as_float("1", field="score")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: score: expected a number, got str
+    """
+    if isinstance(value, bool):
+        if bools:
+            return float(value)
+    elif isinstance(value, float):
+        return value
+    elif isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            digits = len(str(abs(value))) if abs(value) < 10**4300 else "thousands of"
+            raise ScoringError(
+                f"an integer of {digits} digits is beyond the float range", **_where(path, line, field)
+            ) from None
+    raise ScoringError(f"expected a number, got {_type_name(value)}", **_where(path, line, field))
+
+
+def finite_float(
+    value: Any,
+    *,
+    path: Optional[str] = None,
+    line: Optional[int] = None,
+    field: Optional[str] = None,
+    bools: bool = False,
+    limit: float = math.inf,
+) -> float:
+    """:func:`as_float`, refusing NaN and the infinities (``1e400`` is read by ``json`` as infinity),
+    and magnitudes above ``limit``.
+
+    >>> finite_float(2)
+    2.0
+    >>> finite_float(-1e300, limit=1e150, field="f1")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: f1: -1e+300 is beyond the supported magnitude 1e+150
+    >>> finite_float(float("inf"), path="x.json", field="f1")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: x.json: f1: expected a finite number, got inf
+    """
+    out = as_float(value, path=path, line=line, field=field, bools=bools)
+    if not math.isfinite(out):
+        raise ScoringError(f"expected a finite number, got {out!r}", **_where(path, line, field))
+    if abs(out) > limit:
+        raise ScoringError(f"{out!r} is beyond the supported magnitude {limit!r}", **_where(path, line, field))
+    return out
+
+
+def count(
+    value: Any,
+    *,
+    path: Optional[str] = None,
+    line: Optional[int] = None,
+    field: Optional[str] = None,
+) -> int:
+    """A non-negative integer up to :data:`MAX_COUNT` (an integral float such as ``3.0`` is 3).
+
+    >>> count(12), count(4.0)
+    (12, 4)
+    >>> count(-1, field="supported")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: supported: expected a count (an integer >= 0), got -1
+    >>> count(10**400, field="n")
+    Traceback (most recent call last):
+    ...
+    rageval_min.errors.ScoringError: n: a count above 2**53 (9007199254740992) is not supported
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        shown = _type_name(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else value
+        raise ScoringError(f"expected a count (an integer >= 0), got {shown}", **_where(path, line, field))
+    if value > MAX_COUNT:
+        raise ScoringError(f"a count above 2**53 ({MAX_COUNT}) is not supported", **_where(path, line, field))
+    return value
+
+
+def option_int(
+    low: Optional[int] = None, high: Optional[int] = None, *, what: str = "an integer"
+) -> Callable[[str], int]:
+    """An argparse ``type=`` reading an integer option in ``[low, high]``.
+
+    Text longer than :data:`MAX_OPTION_DIGITS` characters is refused before ``int()`` (a
+    5,000-digit number is a usage error, not a slow conversion).
+
+    >>> read = option_int(1, 10**6)
+    >>> read("64")
+    64
+    >>> read("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer from 1 to 1000000, got '0'
+    >>> read("9" * 5000)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer from 1 to 1000000, got a number of 5000 digits
+    """
+    import argparse
+
+    span = _span(low, high)
+
+    def read(text: str) -> int:
+        shown = repr(text) if len(text) <= MAX_OPTION_DIGITS else f"a number of {len(text)} digits"
+        try:
+            value = int(text) if len(text.strip()) <= MAX_OPTION_DIGITS else None
+        except ValueError:
+            value = None
+        if value is None or (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {what}{span}, got {shown}")
+        return value
+
+    read.__name__ = "int"
+    return read
+
+
+def option_float(
+    low: Optional[float] = None, high: Optional[float] = None, *, what: str = "a number"
+) -> Callable[[str], float]:
+    """An argparse ``type=`` reading a finite number option in ``[low, high]`` (no ``inf``/``nan``).
+
+    >>> option_float(0.0, 1.0)("0.05")
+    0.05
+    >>> option_float(0.0, 1.0)("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a number from 0.0 to 1.0, got 'nan'
+    """
+    import argparse
+
+    span = _span(low, high)
+
+    def read(text: str) -> float:
+        try:
+            value = float(text) if len(text) <= 64 else math.nan
+        except ValueError:
+            value = math.nan
+        out_of_range = (low is not None and value < low) or (high is not None and value > high)
+        if not math.isfinite(value) or out_of_range:
+            shown = repr(text) if len(text) <= 64 else f"a number of {len(text)} characters"
+            raise argparse.ArgumentTypeError(f"expected {what}{span}, got {shown}")
+        return value
+
+    read.__name__ = "float"
+    return read
+
+
+def _span(low: Optional[float], high: Optional[float]) -> str:
+    if low is not None and high is not None:
+        return f" from {low} to {high}"
+    if low is not None:
+        return f" >= {low}"
+    return f" <= {high}" if high is not None else ""
