@@ -55,7 +55,7 @@ import random
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from .. import _stats
+from .. import _numbers, _stats
 from .._contract import PROVENANCE_FIELD
 from .._io import _escape_hit, iter_jsonl
 from .._signature import make_signature
@@ -195,6 +195,10 @@ def _read_item_rows(path: str, key: str) -> ItemRows:
     return ItemRows(path, RowView(cols), LineView(cols))
 
 
+#: The largest magnitude of a compared value: the statistics square differences and sum them.
+MAX_VALUE = 1e150
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v))
 
@@ -288,13 +292,32 @@ def _metric(
 
 
 def _aggregate_metrics(
-    family: str, command: str, params: Mapping[str, Any], rows: Iterable[Dict[str, Any]]
+    family: str,
+    command: str,
+    params: Mapping[str, Any],
+    rows: Iterable[Dict[str, Any]],
+    where: Optional[Tuple[str, Columns, Sequence[int]]] = None,
 ) -> Dict[str, Any]:
+    """The family accumulator's numeric aggregates over ``rows``.  With ``where`` (the file, its
+    columns and the row index of each of ``rows``), a row the accumulator cannot take (not one of
+    the family's item rows) is an input error naming its file and line."""
     from .._contract import accumulator_class
 
     acc = accumulator_class(family, command)(**params)
-    for row in rows:
-        acc.add(row)
+    for n, row in enumerate(rows):
+        if where is None:
+            acc.add(row)
+            continue
+        try:
+            acc.add(row)
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            path, cols, index = where
+            raise ScoringError(
+                f"not a {family} {command} item row ({type(exc).__name__}: {exc}); "
+                "compare --family needs the rows that command wrote with --per-item",
+                path=path,
+                line=cols.line_of[index[n]],
+            ) from None
     metrics = acc.finalize().metrics
     return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -356,15 +379,15 @@ def _delta_method_intervals(
 
 
 def _aggregates(
-    family: str, sides: Tuple[_Side, _Side], opts: "CompareOptions"
+    family: str, sides: Tuple[_Side, _Side], opts: "CompareOptions", paths: Tuple[str, str]
 ) -> Tuple[Dict[str, Dict[str, Any]], List[str]]:
     """Each non-count aggregate of the family, recomputed from the paired rows, with its interval; the notes."""
     command, params = opts.command, dict(opts.params or {})
     (bcols, brows), (ccols, crows) = sides
     bcols.forget_columns()  # the item metrics' columns: memory for the accumulator's rows
     ccols.forget_columns()
-    b = _aggregate_metrics(family, command, params, bcols.rows(brows))
-    c = _aggregate_metrics(family, command, params, ccols.rows(crows))
+    b = _aggregate_metrics(family, command, params, bcols.rows(brows), (paths[0], bcols, brows))
+    c = _aggregate_metrics(family, command, params, ccols.rows(crows), (paths[1], ccols, crows))
     # counts (integers on both sides) are sums of item rows, which the per-item comparison covers
     names = [k for k in b if k in c and not (isinstance(b[k], int) and isinstance(c[k], int))]
     n = len(brows)
@@ -519,6 +542,22 @@ def _numeric_pairs(bv: Sequence[Any], cv: Sequence[Any]) -> Optional[List[int]]:
     ]
 
 
+def _check_range(
+    name: str,
+    values: Tuple[Sequence[Any], Sequence[Any]],
+    sides: Tuple[_Side, _Side],
+    paths: Tuple[str, str],
+    keep: Optional[List[int]],
+) -> None:
+    """A value beyond :data:`MAX_VALUE` (1e400, 401 digits, 1e300) is an input error naming file:line: field."""
+    for v, (cols, rows), path in zip(values, sides, paths):
+        if not v or -MAX_VALUE <= min(v) and max(v) <= MAX_VALUE:
+            continue
+        for k, x in enumerate(v):
+            line = cols.line_of[rows[keep[k] if keep is not None else k]]
+            _numbers.finite_float(x, bools=True, limit=MAX_VALUE, path=path, line=line, field=name)
+
+
 def _worst_moves(
     d: Sequence[float], sign: float, name: str, ids: Sequence[Any], raw: Tuple[Sequence[Any], Sequence[Any]]
 ) -> List[_Loss]:
@@ -544,6 +583,7 @@ def _item_metrics(
     sides: Tuple[_Side, _Side],
     directions: Mapping[str, str],
     opts: CompareOptions,
+    paths: Tuple[str, str],
 ) -> Tuple[Dict[str, Dict[str, Any]], List[_Loss]]:
     """Each metric's comparison over its numeric pairs, and the per-item moves in the worse direction
     that can be among the 10 largest (all of them that the report's top 10 could show)."""
@@ -556,6 +596,7 @@ def _item_metrics(
         ids = paired_ids
         if keep is not None:
             bv, cv, ids = [bv[k] for k in keep], [cv[k] for k in keep], [paired_ids[k] for k in keep]
+        _check_range(name, (bv, cv), sides, paths, keep)
         direction = directions[name]
         result[name], d = _metric((bv, cv), direction=direction, opts=opts)
         if direction == "neither":  # a descriptive count: no item moved the worse way
@@ -684,9 +725,10 @@ def _compare(baseline: ItemRows, candidate: ItemRows, key: str, opts: CompareOpt
     directions = declared_directions(opts.family, opts.command, names, opts.overrides())
     diagnostics = _unpaired(only_b, only_c)
     sides = ((bcols, _rows_of(bidx, paired_ids)), (ccols, _rows_of(cidx, paired_ids)))
-    result_metrics, per_item = _item_metrics(names, paired_ids, sides, directions, opts)
+    paths = (baseline.path, candidate.path)
+    result_metrics, per_item = _item_metrics(names, paired_ids, sides, directions, opts, paths)
     if opts.family and opts.aggregates:
-        aggregates, notes = _aggregates(opts.family, sides, opts)
+        aggregates, notes = _aggregates(opts.family, sides, opts, paths)
         result_metrics.update(aggregates)
         diagnostics.extend(notes)
     per_item.sort(key=lambda t: (-t[0], str(t[1]), t[2]))
