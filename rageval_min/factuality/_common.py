@@ -28,6 +28,7 @@ from typing import (
 )
 
 from .._contract import Accumulator, ItemRow, partial_requested
+from .._numbers import finite_float
 from .._signature import make_signature
 from ..errors import ScoringError
 
@@ -138,8 +139,7 @@ def parse_number(value: Any, field: str) -> Number:
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{field}: expected a number, got {json.dumps(value)}")
     if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"{field}: expected a finite number, got {value!r}")
+        finite_float(value, field=field)  # a ScoringError (a ValueError) for 1e400 or 401 digits
         return value
     if isinstance(value, str):
         text = value.strip()
@@ -149,6 +149,7 @@ def parse_number(value: Any, field: str) -> Number:
             raise ValueError(f"{field}: expected a number, got {value!r}") from None
         if isinstance(parsed, float) and not math.isfinite(parsed):
             raise ValueError(f"{field}: expected a finite number, got {value!r}")
+        finite_float(parsed, field=field)  # an integer cell beyond the float range
         return parsed
     raise ValueError(f"{field}: expected a number, got {type(value).__name__}")
 

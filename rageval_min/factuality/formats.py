@@ -6,6 +6,7 @@ from typing import (
     Sequence,
 )
 
+from .._io import dumps
 from ..errors import ScoringError
 from ..gates import GateOutcome
 from ..report import Report, overall_pass
@@ -43,7 +44,7 @@ def render_jsonl(report: Report, outcomes: Sequence[GateOutcome]) -> str:
             "--format jsonl: this report has no per-line results (f1k writes its lines while it scores; "
             "`merge` writes its report as json, text, markdown, junit or html)"
         )
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in report.result["lines"])
+    text = "".join(dumps(line, ensure_ascii=False) + "\n" for line in report.result["lines"])  # NaN: null
     if outcomes:
         text += gate_trailer(outcomes, overall_pass(report, outcomes))
     return text

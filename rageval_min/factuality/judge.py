@@ -209,7 +209,11 @@ class _Responses(NamedTuple):
 
 
 def _responses(
-    records: Sequence[Dict[str, Any]], response_field: str, prompt_field: str, passages_field: str
+    records: Sequence[Dict[str, Any]],
+    response_field: str,
+    prompt_field: str,
+    passages_field: str,
+    path: Optional[str] = None,
 ) -> _Responses:
     """Check every record (before any judge call) and gather its id, response, prompt and passages."""
     out = _Responses([], [], [], [])
@@ -217,12 +221,12 @@ def _responses(
         rid = rec.get("id", pos)
         for name in (response_field, prompt_field):
             if not isinstance(rec.get(name), str):
-                raise ScoringError("missing or not a string", record=f"id={rid}", field=name)
+                raise ScoringError("missing or not a string", path=path, record=f"id={rid}", field=name)
         passages = rec.get(passages_field, [])
         if isinstance(passages, str):
             passages = [passages]
         if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
-            raise ScoringError("must be a list of strings", record=f"id={rid}", field=passages_field)
+            raise ScoringError("must be a list of strings", path=path, record=f"id={rid}", field=passages_field)
         out.ids.append(rid)
         out.responses.append(rec[response_field])
         out.prompts.append(rec[prompt_field])
@@ -349,11 +353,13 @@ def judge_responses(
     response_field: str = "response",
     prompt_field: str = "prompt",
     passages_field: str = "passages",
+    path: Optional[str] = None,
 ) -> Tuple[List[Dict[str, Any]], List[str]]:
-    """Rate every response; return the output lines and diagnostics."""
+    """Rate every response; return the output lines and diagnostics (``path``: the input file, named
+    by the error about a bad record)."""
     tpl = dict(TEMPLATES)
     tpl.update(templates or {})
-    rs = _responses(records, response_field, prompt_field, passages_field)
+    rs = _responses(records, response_field, prompt_field, passages_field, path)
     steps = _Steps(runner)
     rated = _rate(rs, steps, tpl)
     return _judged_lines(rs.ids, rated, steps.failed)
@@ -402,6 +408,7 @@ def judge_file(
         response_field=response_field,
         prompt_field=prompt_field,
         passages_field=passages_field,
+        path=path,
     )
     acc = JudgeAccumulator(judge_model=judge_model, judge_template=template_signature(used), records=records_path)
     for text in diags:

@@ -18,6 +18,7 @@ from typing import (
     Tuple,
 )
 
+from .._numbers import as_float
 from .._stats import betainc, betainc_complement, np_mean, rankdata
 from ..errors import ScoringError
 from ._common import (
@@ -43,7 +44,7 @@ def _as_floats(values: Sequence[Any], name: str) -> List[float]:
     for index, v in enumerate(values):
         if not _is_number(v):
             raise ScoringError(f"expected a number, got {v!r}", field=f"{name}[{index}]")
-        out.append(float(v))
+        out.append(as_float(v, field=f"{name}[{index}]"))  # 401 digits: an input error
     return out
 
 
