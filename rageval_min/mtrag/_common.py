@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Opt
 
 from .._contract import Accumulator, ItemRow
 from .._metrics import InputField, Metric
+from .._numbers import as_float
 from .._signature import make_signature
 from .._state_schema import Count, Either, Items, Maybe, OneOf, Row, Text
 from .._state_schema import Number as FiniteNumber
@@ -251,7 +252,7 @@ class ExactMean:
         self.skipped = 0
 
     def add(self, value: Any) -> None:
-        if not _is_number(value) or not math.isfinite(value):
+        if not _is_number(value) or not math.isfinite(as_float(value)):  # 401 digits: an input error
             self.skipped += 1
             return
         self.n += 1

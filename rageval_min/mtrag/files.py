@@ -332,7 +332,10 @@ def _summarize_jsonl_work(
     if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
         raise ScoringError("expected an object with a 'metrics' object", path=path, line=line_no, field="metrics")
     name = record.get("model_id")
-    values = summary_values(record["metrics"])
+    try:
+        values = summary_values(record["metrics"])
+    except ScoringError as exc:
+        raise ScoringError(exc.msg, path=path, line=line_no, field=exc.field) from None
     if wanted:
         values = {k: v for k, v in values.items() if k in wanted}
     return summarize_row(

@@ -121,16 +121,22 @@ def load_qrels(path: str) -> Dict[str, Dict[str, int]]:
         fh = open(path, encoding="utf-8", newline="")
     except OSError as exc:
         raise ScoringError(f"cannot read: {exc.strerror}", path=path) from None
+    lineno = 1
     with fh:
         reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
-        next(reader, None)
-        for lineno, row in enumerate(reader, 2):
-            try:
-                qrels.setdefault(row[0], {})[row[1]] = int(row[2])
-            except (IndexError, ValueError):
-                raise ScoringError(
-                    "expected query-id<TAB>corpus-id<TAB>integer score", path=path, line=lineno
-                ) from None
+        try:
+            next(reader, None)
+            for lineno, row in enumerate(reader, 2):
+                try:
+                    qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+                except (IndexError, ValueError):
+                    raise ScoringError(
+                        "expected query-id<TAB>corpus-id<TAB>integer score", path=path, line=lineno
+                    ) from None
+        except UnicodeDecodeError:
+            raise ScoringError("not UTF-8 text", path=path, line=lineno + 1) from None
+        except csv.Error as exc:
+            raise ScoringError(f"not a TSV file: {exc}", path=path, line=lineno + 1) from None
     return qrels
 
 
@@ -271,6 +277,11 @@ def retrieval_file(
         if collection not in paths:
             raise ScoringError(f"collection {collection!r} has no qrels: give --qrels {collection}=PATH", path=path)
         tables[collection] = {q: g for q, g in load_qrels(paths[collection]).items() if g}
+        if not any(c == collection and task_id in tables[c] for task_id, (c, _, _) in preds.items()):
+            raise ScoringError(
+                f"collection {collection!r}: no task of {path} has judgments (the reference divides by zero)",
+                path=paths[collection],
+            )
 
     def records() -> Iterator[Tuple[str, str, Dict[str, Any], Optional[Dict[str, int]]]]:
         for task_id, (collection, docs, _) in preds.items():

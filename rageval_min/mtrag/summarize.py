@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .._contract import Accumulator, ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._numbers import as_float
 from .._state_schema import Count, Fields, Items, Row, Schema, Text
 from ..errors import ScoringError
 from ..report import Report, render
@@ -141,6 +142,8 @@ def summary_values(metrics: Dict[str, Any]) -> Dict[str, Any]:
             out[name] = max(numbers) if numbers else None
         else:
             out[name] = value[0]
+        if isinstance(out[name], int) and not isinstance(out[name], bool):  # 401 digits: an input error
+            as_float(out[name], field=f"metrics.{name}")
     return out
 
 
