@@ -29,6 +29,7 @@ import math
 import random
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .._numbers import as_float
 from .._stats import np_mean, np_sum, pairwise_sum, percentile
 from ..errors import ScoringError
 
@@ -76,8 +77,12 @@ def normalize_label(value: Any) -> Optional[Label]:
         return int(value)
     if isinstance(value, str):
         return value
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return value
+    if isinstance(value, (int, float)):
+        try:
+            if math.isfinite(as_float(value)):
+                return value
+        except ScoringError as exc:  # an integer beyond the float range
+            raise TypeError(exc.msg) from None
     raise TypeError(f"a label must be a string, a number or a boolean, got {type(value).__name__}")
 
 

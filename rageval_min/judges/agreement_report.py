@@ -53,6 +53,7 @@ import hashlib
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._io import iter_records
+from .._numbers import MAX_COUNT
 from .._signature import make_signature
 from ..errors import ScoringError
 from ..gates import GateOutcome
@@ -263,12 +264,24 @@ def join(judge: Dict[Any, Any], human: Human) -> Inputs:
     return Inputs(list(human.ids), rows, refs, only_judge, absent)
 
 
-def _domain(rows: Sequence[Sequence[Optional[ag.Label]]], order: Optional[Sequence[ag.Label]], level: str) -> List[Any]:
-    values = [x for r in rows for x in r]
+def _culprit(data: Inputs, order: Optional[Sequence[ag.Label]], paths: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """Where the first label outside ``order`` (or, without it, of the other kind) is: the file of
+    its rater (the judge's or the human one) and its id, for the error message."""
+    first = next((x for r in data.rows for x in r if x is not None), None)
+    for rid, row in zip(data.ids, data.rows):
+        for col, x in enumerate(row):
+            odd = x not in set(order) if order is not None else isinstance(x, str) != isinstance(first, str)
+            if x is not None and odd and paths:
+                return {"path": paths[0 if col == 0 else 1], "record": f"id={rid!r}"}
+    return {}
+
+
+def _domain(data: Inputs, order: Optional[Sequence[ag.Label]], level: str, paths: Optional[Sequence[str]]) -> List[Any]:
+    values = [x for r in data.rows for x in r]
     try:
         domain = ag.label_domain(values, order)
     except ValueError as exc:
-        raise ScoringError(f"{exc} (--labels)") from None
+        raise ScoringError(f"{exc} (--labels)", **_culprit(data, order, paths)) from None
     if level in ("interval", "ratio") and any(isinstance(x, str) for x in domain):
         raise ScoringError(f"--level {level} needs numeric labels")
     return domain
@@ -331,14 +344,17 @@ def _check(options: Options) -> None:
         raise ScoringError(f"--resamples must be between 1 and 1000000, got {options.resamples!r}")
     if options.min_n < 1:
         raise ScoringError(f"--min-n must be at least 1, got {options.min_n!r}")
+    if options.min_n > MAX_COUNT:
+        raise ScoringError(f"--min-n must be at most 2**53, got a number of {len(str(options.min_n))} digits")
 
 
-def agreement_report(data: Inputs, options: Options, *, raters: int) -> Report:
-    """The report of ``judge agreement`` on joined inputs."""
+def agreement_report(data: Inputs, options: Options, *, raters: int, paths: Optional[Sequence[str]] = None) -> Report:
+    """The report of ``judge agreement`` on joined inputs (``paths``: the judge's and the human file,
+    named by an error about a label)."""
     _check(options)
     if data.rows and data.judge_absent == len(data.rows):
         raise ScoringError("no id of the labels file is in the judge file (check --id-field / --judge-id-field)")
-    domain = _domain(data.rows, options.labels, options.level)
+    domain = _domain(data, options.labels, options.level, paths)
     values = statistics(data.rows, data.refs, domain, options.level)
     bounds = _intervals(
         data, domain, options.level, resamples=options.resamples, seed=options.seed, alpha=options.alpha
@@ -425,4 +441,4 @@ def agreement_files(
         label_field=judge_label_field or default_label or "",
     )
     human = read_human(human_path, several=several, id_field=id_field, label_field=label_field)
-    return agreement_report(join(judge, human), options, raters=1 + human.raters)
+    return agreement_report(join(judge, human), options, raters=1 + human.raters, paths=(judge_path, human_path))

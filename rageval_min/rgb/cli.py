@@ -25,12 +25,16 @@ from .._cli_common import (
     stream_output_path,
 )
 from .._io import dumps, open_output, read_text
+from .._numbers import option_int
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
 from ..judges.stats_metrics import TRUST_METRIC_NAMES
 from . import judge as rgb_judge
 from .abilities import REPORT_RENDERERS
+
+#: The most passages ``rgb mix --passage-num`` accepts.
+MAX_PASSAGES = 10**6
 
 _FACTCHECKING_MSG = (
     "--factchecking is not offered: the reference's fact-checking mode reads "
@@ -97,7 +101,13 @@ def _register_mix(rsub: Any) -> None:
     m.add_argument(
         "--noise-rate", type=float, default=0.0, metavar="R", help="share of negative passages (default: 0.0)"
     )
-    m.add_argument("--passage-num", type=int, default=5, metavar="N", help="passages per instance (default: 5)")
+    m.add_argument(
+        "--passage-num",
+        type=option_int(high=MAX_PASSAGES, what="a number of passages"),
+        default=5,
+        metavar="N",
+        help="passages per instance (default: 5)",
+    )
     m.add_argument(
         "--correct-rate",
         type=float,
