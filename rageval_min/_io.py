@@ -173,6 +173,27 @@ def _has_surrogate(value: Any) -> bool:
     return isinstance(value, str) and _SURROGATE.search(value) is not None
 
 
+#: How deep a JSON value may nest (lists and objects); deeper values would reach the recursion limit
+#: of the code that walks them.  No input of any reference nests more than a few levels.
+MAX_DEPTH = 200
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (a scalar is 0), without recursion.
+
+    >>> _depth([1, {"a": [[]]}])
+    4
+    """
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            level += 1
+            deepest = max(deepest, level)
+            stack.extend((v, level) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def loads(text: str) -> Any:
     r"""``json.loads`` with every failure a :class:`ValueError` subclass the readers report.
 
@@ -199,6 +220,8 @@ def loads(text: str) -> Any:
         raise ScoringError("JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
         raise ScoringError(f"cannot read this JSON value: {exc}") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        raise ScoringError(f"JSON nested more than {MAX_DEPTH} levels deep")
     if _escape_hit(text):
         where = first_bad_path(value, _has_surrogate, keys=True)
         if where:

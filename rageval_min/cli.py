@@ -207,6 +207,39 @@ class _GuardedStdout:
                 self.error = exc.strerror or str(exc)
 
 
+class _HeldNotes:
+    """Standard error that holds the ``rageval-min: note: ...`` lines written while the command
+    runs (a judge cache that lost its last line, ...): written when the command ends, or, when it
+    ends with an input error, folded into that one error line."""
+
+    PREFIX = "rageval-min: note: "
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.notes: List[str] = []
+
+    def write(self, text: str) -> int:
+        if text.startswith(self.PREFIX) and text.endswith("\n") and text.count("\n") == 1:
+            self.notes.append(text)
+            return len(text)
+        return self._stream.write(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def release(self) -> None:
+        """Write the held notes (the command ran to its end)."""
+        notes, self.notes = self.notes, []
+        for note in notes:
+            self._stream.write(note)
+
+    def error_line(self, message: str) -> str:
+        """The one line of an input error, with the held notes (dropped from the stream) after it."""
+        held = "; ".join(n[len(self.PREFIX) :].rstrip("\n") for n in self.notes)
+        self.notes = []
+        return f"rageval-min: error: {message}" + (f" (note: {held})" if held else "") + "\n"
+
+
 def _run(words: Sequence[str], io: CliIO) -> int:
     parser = build_parser(_command_of(words), words)
     args = parser.parse_args(words)
@@ -246,24 +279,29 @@ def main(
 ) -> int:
     """Run the CLI and return its exit code (see the module docstring)."""
     out = _GuardedStdout(stdout if stdout is not None else sys.stdout)
-    io = CliIO(out, stderr or sys.stderr)  # type: ignore[arg-type]
+    err = _HeldNotes(stderr or sys.stderr)
+    io = CliIO(out, err)  # type: ignore[arg-type]
     token = _IO.set(io)
     try:
         code = _run(list(sys.argv[1:] if argv is None else argv), io)
+        err.release()
         out.flush()  # a full stdout shows now, while the exit code can still say so
         return code if out.error is None else _after_stdout_error(code, out.error, io)
     except _Exit as exc:
+        err.release()
         return exc.status if out.error is None else _after_stdout_error(exc.status, out.error, io)
     except ScoringError as exc:
-        io.stderr.write(f"rageval-min: error: {exc}\n")
+        err.write(err.error_line(str(exc)))
         return EXIT_USAGE
     except KeyboardInterrupt:
+        err.release()
         io.stderr.write("rageval-min: interrupted\n")
         return EXIT_INTERRUPTED
     except _Signalled as exc:
         io.stderr.write(f"rageval-min: terminated by signal {exc.signum}\n")
         return 128 + exc.signum
     except Exception as exc:  # a bug in rageval-min: one line, distinct code
+        err.release()
         if os.environ.get("RAGEVAL_MIN_TRACEBACK"):
             import traceback
 
