@@ -41,6 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._metrics import Metric
+from .._numbers import as_float
 from .._parallel import accumulate_items
 from .._signature import make_signature
 from .._state_schema import Either, Fields, Items, Number, OneOf, Schema, Text
@@ -107,6 +108,7 @@ def read_predictions(path: str) -> Dict[str, Tuple[str, Dict[str, Any], int]]:
             score = ctx["score"]
             if isinstance(score, bool) or not isinstance(score, (int, float)):
                 raise ScoringError(f"must be a number, got {json.dumps(score)}", path=path, line=line, field="score")
+            as_float(score, path=path, line=line, field="score")  # 401 digits: an input error (NaN passes, as upstream)
             docs[str(ctx["document_id"])] = score
         out[str(item["task_id"])] = (str(item["Collection"]), docs, line)
     if not out:
