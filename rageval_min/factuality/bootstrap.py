@@ -15,6 +15,7 @@ from typing import (
     Union,
 )
 
+from .._numbers import MAX_OPTION_DIGITS
 from .._stats import np_mean, pairwise_sum
 from ..errors import ScoringError
 from ._common import (
@@ -119,6 +120,8 @@ def parse_max_claims(text: Union[str, int], field: str = "max_claims") -> Tuple[
     """
     raw = str(text).strip()
     if _INT_RE.match(raw):
+        if len(raw) > MAX_OPTION_DIGITS:  # int() of 5,000 digits raises; far fewer are already absurd
+            raise ScoringError(f"--max-claims: an integer of {len(raw)} digits is too large", field=field)
         return int(raw), "fixed"
     if raw in ("median", "max") or re.match(r"^p\d{1,3}$", raw):
         select_k([1], raw)  # validates pNN <= 100
