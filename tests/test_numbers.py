@@ -164,3 +164,19 @@ def test_readers_name_the_location():
         _numbers.count(True, path="x.jsonl", line=3, field="n")
     assert _numbers.as_float(-(10**300)) == -1e300
     assert _numbers.option_float(0, 1)("1") == 1.0
+
+
+def test_ir_grade_beyond_a_c_long(tmp_path):
+    """trec_eval reads a grade as a C long: a longer one is an input error, not an overflow later."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text(f"1 0 d1 {HUGE}\n", encoding="utf-8")
+    r = run_cli(["ir", "--run", os.path.join(G, "ir", "run.txt"), "--qrels", str(qrels)])
+    _one_line_error(r, "q.txt:1: rel: must be an integer grade, got a number of 401 characters")
+
+
+def test_mtrag_condition_value_beyond_float_range(tmp_path):
+    src = os.path.join(G, "mtrag", "judged.jsonl")
+    path = _replace_line(src, tmp_path / "j.jsonl", 1, '"RB_agg": [0.5601683920412059]', f'"RB_agg": [{HUGE}]')
+    r = run_cli(["mtrag", "condition", "--input", path, "--records", str(tmp_path / "out.jsonl")])
+    _one_line_error(r, "j.jsonl:2: ", "an integer of 401 digits is beyond the float range")
+    assert not (tmp_path / "out.jsonl").exists()

@@ -42,6 +42,7 @@ import math
 import os
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from .._numbers import as_float
 from ..errors import ScoringError
 
 __all__ = [
@@ -262,8 +263,14 @@ def _read_json(path: str) -> Any:
         raise ScoringError(f"not valid JSON: {exc}", path=path) from None
 
 
+#: The largest grade magnitude (trec_eval reads grades as a C long).
+MAX_GRADE = 2**63 - 1
+
+
 def _number(value: Any, path: str, where: str, *, integer: bool) -> Any:
-    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    ok = isinstance(value, int) and abs(value) <= MAX_GRADE if integer else isinstance(value, (int, float))
+    if ok and not integer and isinstance(value, int):
+        as_float(value, path=path, field=where)  # a score of 401 digits: an input error
     if isinstance(value, bool) or not ok or (isinstance(value, float) and not math.isfinite(value)):
         what = "an integer grade" if integer else "a finite number"
         raise ScoringError(f"must be {what}, got {json.dumps(value)}", path=path, record=where)
@@ -395,9 +402,13 @@ def _first_line(path: str, qid: str, docno: bytes) -> Optional[int]:
 
 def _grade(raw: bytes, path: str, line: int) -> int:
     try:
-        return int(raw)
+        grade = int(raw) if len(raw) <= 30 else None
     except ValueError:
-        raise ScoringError(f"must be an integer grade, got {raw!r}", path=path, line=line, field="rel") from None
+        grade = None
+    if grade is None or abs(grade) > MAX_GRADE:
+        shown = repr(raw) if len(raw) <= 30 else f"a number of {len(raw)} characters"
+        raise ScoringError(f"must be an integer grade, got {shown}", path=path, line=line, field="rel")
+    return grade
 
 
 def _trec_qrels(b: _QrelsBuilder) -> None:

@@ -333,7 +333,7 @@ def _metric_row(
             row[name] = None
             continue
         value = values[name]
-        if is_number(value) and math.isfinite(value):
+        if is_number(value) and math.isfinite(as_float(value, field=f"metrics.{name}")):  # 401 digits: an error
             row[name] = value
         else:
             row[name] = None

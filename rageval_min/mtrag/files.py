@@ -219,9 +219,9 @@ def _conditioned(
         record = round_floats(record, digits)  # values as the reference reads them
     try:
         result = condition_record(record, metrics=metrics, variants=variants, record_id=rid)
+        row = condition_row(result.record, keys, alias=alias)
     except ScoringError as exc:
         raise _located(exc, path, line_no, rid) from None
-    row = condition_row(result.record, keys, alias=alias)
     present = [k for k in keys if row[k] is not None or k in row["non_numeric"]]
     return result, row, present
 
