@@ -298,6 +298,7 @@ def main(
         io.stderr.write("rageval-min: interrupted\n")
         return EXIT_INTERRUPTED
     except _Signalled as exc:
+        err.release()
         io.stderr.write(f"rageval-min: terminated by signal {exc.signum}\n")
         return 128 + exc.signum
     except Exception as exc:  # a bug in rageval-min: one line, distinct code
