@@ -180,3 +180,24 @@ def test_mtrag_condition_value_beyond_float_range(tmp_path):
     r = run_cli(["mtrag", "condition", "--input", path, "--records", str(tmp_path / "out.jsonl")])
     _one_line_error(r, "j.jsonl:2: ", "an integer of 401 digits is beyond the float range")
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_mtrag_algorithmic_metric_beyond_float_range(tmp_path):
+    src = os.path.join(G, "mtrag", "tasks.jsonl")
+    with open(src, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    rows[1].setdefault("metrics", {})["BertscoreR"] = [10**400]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    r = run_cli(["mtrag", "algorithmic", "--input", str(path), "--records", str(tmp_path / "out.jsonl")])
+    _one_line_error(r, "t.jsonl:2: ", "metrics.BertscoreR: an integer of 401 digits")
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_compare_writer_field_of_another_type(tmp_path):
+    rows = [{"qid": f"q{i}", "x": i % 2} for i in range(3)]
+    rows[1]["_rageval_min"] = {"a": 1}  # line 1 (read to know the writer) has none
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    r = run_cli(["compare", "--baseline", str(path), "--candidate", str(path), "--key", "qid", "--neither", "x"])
+    _one_line_error(r, "b.jsonl:2: _rageval_min: must be a string, got dict")

@@ -171,6 +171,10 @@ def _read_item_rows(path: str, key: str) -> ItemRows:
         if rid is None or isinstance(rid, (list, dict)):
             _hashable_id(rid, path, line, key)
         writer = rec.get(PROVENANCE_FIELD)
+        if writer is not None and not isinstance(writer, str):
+            raise ScoringError(
+                f"must be a string, got {type(writer).__name__}", path=path, line=line, field=PROVENANCE_FIELD
+            )
         if writers:
             if writer not in writers:
                 raise ScoringError(

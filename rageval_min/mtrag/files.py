@@ -124,9 +124,10 @@ def _algorithmic_work(
     line_no, record, rid = _checked(path, item)
     try:
         result = score_record(record, variants=variants, bertscore=bertscore, record_id=rid, lcs=lcs)
+        row = algorithmic_row(result.record)  # a metric beyond the float range: an input error
     except ScoringError as exc:
         raise _located(exc, path, line_no, rid) from None
-    return algorithmic_row(result.record), (_json_algorithmic(result.record) + "\n", result.diagnostics)
+    return row, (_json_algorithmic(result.record) + "\n", result.diagnostics)
 
 
 def _engine_for(bertscore: Optional[BertScorer]) -> Optional[Engine]:

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 from .. import rouge as _rouge
 from .._contract import ItemRow, register_accumulator
 from .._metrics import Input, InputField, Metric
+from .._numbers import as_float
 from .._speedups_loader import kernels
 from .._state_schema import Count, Fields, Items, Schema, Text
 from ..errors import ScoringError
@@ -340,17 +341,27 @@ def rb_agg_from_metrics(metrics: Dict[str, Any], *, unguarded: bool = False) -> 
     rouge_l = metrics["RougeL_stemFalse"][0]
     if not _is_number(rouge_l):
         raise ScoringError("must be a number", field="metrics.RougeL_stemFalse[0]")
+    as_float(rouge_l, field="metrics.RougeL_stemFalse[0]")  # 401 digits: an input error
     kprec = metrics.get("BertKPrec")
     if kprec is not None and (not isinstance(kprec, list) or not all(v is None or _is_number(v) for v in kprec)):
         raise ScoringError("must be a list of numbers or null", field="metrics.BertKPrec")
+    for v in kprec or ():
+        if v is not None:
+            as_float(v, field="metrics.BertKPrec")
     r_list = metrics.get("BertscoreR")
     r_raw = r_list[0] if isinstance(r_list, list) and r_list else None
     if isinstance(r_raw, (int, float)) and not isinstance(r_raw, bool):
-        return _rb_agg_core((r_raw + 1) / 2, rouge_l, kprec, unguarded=unguarded, note=None)
+        try:
+            r_half = (r_raw + 1) / 2
+        except OverflowError:  # beyond the float range: the reference's bare except falls back too
+            r_half = None
+        if r_half is not None:
+            return _rb_agg_core(r_half, rouge_l, kprec, unguarded=unguarded, note=None)
     note = "BertscoreR[0] unusable; R = Recall[0] (the reference's bare except)"
     recall0 = metrics["Recall"][0]
     if not _is_number(recall0):
         raise ScoringError("must be a number", field="metrics.Recall[0]")
+    as_float(recall0, field="metrics.Recall[0]")
     return _rb_agg_core(recall0, rouge_l, kprec, unguarded=unguarded, note=note)
 
 
