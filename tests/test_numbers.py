@@ -59,6 +59,23 @@ def test_compare_family_on_rows_it_did_not_write():
     _one_line_error(r, "baseline.jsonl:1: not a grounding score item row")
 
 
+def test_compare_family_rows_missing_a_declared_measure(tmp_path):
+    """ir item rows without one of the measures the accumulator averages: exit 2 naming file and field
+    (was a KeyError in the accumulator's finalize, exit 3)."""
+    rows_path = tmp_path / "a.jsonl"
+    r = run_cli(
+        ["ir", "--run", os.path.join(G, "ir", "run.txt"), "--qrels", os.path.join(G, "ir", "qrels.txt")]
+        + ["--per-item", str(rows_path)]
+    )
+    assert r.code == 0, r.err
+    rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        del row["P@10"]
+    b = tmp_path / "b.jsonl"
+    b.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    _one_line_error(run_cli(["compare", "--baseline", str(b), "--candidate", str(b)]), "b.jsonl: P@10: not ir score")
+
+
 def test_correlate_integer_beyond_float_range(tmp_path):
     path = _replace_line(os.path.join(G, "factuality", "pairs.jsonl"), tmp_path / "p.jsonl", 1, "[40,", f"[{HUGE},")
     r = run_cli(["factuality", "correlate", "--input", path, "--strict"])

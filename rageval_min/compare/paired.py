@@ -304,7 +304,8 @@ def _aggregate_metrics(
 ) -> Dict[str, Any]:
     """The family accumulator's numeric aggregates over ``rows``.  With ``where`` (the file, its
     columns and the row index of each of ``rows``), a row the accumulator cannot take (not one of
-    the family's item rows) is an input error naming its file and line."""
+    the family's item rows) is an input error naming its file and line; rows the accumulator cannot
+    finalize (a declared field missing from every row) name the file and the field."""
     from .._contract import accumulator_class
 
     acc = accumulator_class(family, command)(**params)
@@ -322,7 +323,17 @@ def _aggregate_metrics(
                 path=path,
                 line=cols.line_of[index[n]],
             ) from None
-    metrics = acc.finalize().metrics
+    try:
+        metrics = acc.finalize().metrics
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as exc:
+        if where is None:
+            raise
+        raise ScoringError(
+            f"not {family} {command} item rows ({type(exc).__name__}: {exc}); "
+            "compare --family needs the rows that command wrote with --per-item",
+            path=where[0],
+            field=exc.args[0] if isinstance(exc, KeyError) and isinstance(exc.args[0], str) else None,
+        ) from None
     return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
