@@ -103,6 +103,20 @@ _STORED_FIELDS = (
 )
 
 
+#: What a score (and judged) state's ``data`` holds: the counts, bounded by one another.
+_SCORE_STATE_DATA = Fields(
+    {
+        "nums": Count(),
+        "tt": Count(at_most="data.nums"),
+        "flagged": Count(at_most="data.nums"),
+        "flagged_correct": Count(at_most="data.flagged"),
+        "skipped": Items(Text()),
+        "empty_noise1": Items(Row((Count(at_most="data.nums"), Maybe(Text())))),
+        "templates": Items(Text(max_len=10_000), unique=True),
+    }
+)
+
+
 @register_accumulator
 class ScoreAccumulator(Accumulator):
     """``rgb score``: integer counters of the item rows; the rates are formed once, in :meth:`finalize`.
@@ -133,17 +147,7 @@ class ScoreAccumulator(Accumulator):
                 "judged": Maybe(Text(choices=JUDGED)),
             }
         ),
-        data=Fields(
-            {
-                "nums": Count(),
-                "tt": Count(at_most="data.nums"),
-                "flagged": Count(at_most="data.nums"),
-                "flagged_correct": Count(at_most="data.flagged"),
-                "skipped": Items(Text()),
-                "empty_noise1": Items(Row((Count(at_most="data.nums"), Maybe(Text())))),
-                "templates": Items(Text(max_len=10_000), unique=True),
-            }
-        ),
+        data=_SCORE_STATE_DATA,
     )
 
     def __init__(
@@ -337,17 +341,7 @@ class JudgeAccumulator(ScoreAccumulator):
                 "judge_model": Text(max_len=10_000),
             }
         ),
-        data=Fields(
-            {
-                "nums": Count(),
-                "tt": Count(at_most="data.nums"),
-                "flagged": Count(at_most="data.nums"),
-                "flagged_correct": Count(at_most="data.flagged"),
-                "skipped": Items(Text()),
-                "empty_noise1": Items(Row((Count(at_most="data.nums"), Maybe(Text())))),
-                "templates": Items(Text(max_len=10_000), unique=True),
-            }
-        ),
+        data=_SCORE_STATE_DATA,
     )
 
     def __init__(
