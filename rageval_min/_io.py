@@ -24,6 +24,7 @@ import sys
 from contextlib import contextmanager
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, TextIO, Tuple, Type, TypeVar
 
+from ._speedups_loader import kernels
 from .errors import ScoringError
 
 __all__ = [
@@ -139,7 +140,17 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape_hit(text: str) -> bool:
-    """True when ``text`` may hold a ``\\uD800``-``\\uDFFF`` escape (a cheap pre-check)."""
+    r"""True when ``text`` may hold a ``\uD800``-``\uDFFF`` escape (a cheap pre-check):
+    ``"\\ud" in text or "\\uD" in text``, by the C kernel when it is built (one pass that
+    stops at backslashes only; two substring searches cost ten times more on long lines).
+
+    >>> _escape_hit(r'{"a": "x\ud800"}'), _escape_hit(r'{"a": "\n\u00e9"}'), _escape_hit(r'\\uD')
+    (True, False, True)
+    """
+    c = kernels()
+    hit = c.escape_hit(text) if c is not None else None
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
     return "\\u" in text and ("\\ud" in text or "\\uD" in text)
 
 

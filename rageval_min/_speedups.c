@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* Bump with any change of behaviour; the loader refuses a build of another version. */
-#define KERNEL_VERSION 1
+#define KERNEL_VERSION 2
 /* Scratch memory one call may use before it declines (returns None: the pure path runs). */
 #define SCRATCH_LIMIT ((size_t)1 << 28)
 
@@ -1273,8 +1273,22 @@ clean_extractive(PyObject *self, PyObject *text)
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0) return NULL;
 #endif
-    if (!CLEANMAP && !(CLEANMAP = (unsigned char *)PyMem_Calloc(0x110000, 1))) return PyErr_NoMemory();
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if (PyUnicode_IS_ASCII(text)) { /* no lower() subtleties: the ASCII table alone, kept ASCII */
+        const Py_UCS1 *src = PyUnicode_1BYTE_DATA(text);
+        Py_UCS1 *tmp = (Py_UCS1 *)PyMem_Malloc((size_t)len + 1);
+        if (!tmp) return PyErr_NoMemory();
+        Py_ssize_t n = 0;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_UCS1 c = CLEAN[src[i]];
+            if (c != 0xFF) tmp[n++] = c;
+        }
+        PyObject *out = PyUnicode_New(n, 127);
+        if (out) memcpy(PyUnicode_1BYTE_DATA(out), tmp, (size_t)n);
+        PyMem_Free(tmp);
+        return out;
+    }
+    if (!CLEANMAP && !(CLEANMAP = (unsigned char *)PyMem_Calloc(0x110000, 1))) return PyErr_NoMemory();
     Py_UCS4 *buf = (Py_UCS4 *)PyMem_Malloc(((size_t)len + 1) * sizeof(Py_UCS4));
     if (!buf) return PyErr_NoMemory();
     int whole;
@@ -1285,6 +1299,88 @@ clean_extractive(PyObject *self, PyObject *text)
     PyObject *low = PyObject_CallMethod(kept, "lower", NULL);
     Py_DECREF(kept);
     return low;
+}
+
+PyDoc_STRVAR(drop_spaces_doc,
+"drop_spaces(text) -> str, or None\n\n"
+"text.replace(\" \", \"\"): every U+0020 deleted (MT-RAG's space-free substring check). None when\n"
+"text is not exactly a str.");
+
+#define COUNT_SPACES(T)                                               \
+    do {                                                              \
+        const T *src = (const T *)d;                                  \
+        for (Py_ssize_t i = 0; i < len; i++) spaces += src[i] == ' '; \
+    } while (0)
+#define DROP_SPACES(T)                                                \
+    do {                                                              \
+        const T *src = (const T *)d;                                  \
+        T *dst = (T *)PyUnicode_DATA(out);                            \
+        for (Py_ssize_t i = 0; i < len; i++)                          \
+            if (src[i] != ' ') *dst++ = src[i];                       \
+    } while (0)
+
+static PyObject *
+drop_spaces(PyObject *self, PyObject *text)
+{
+    if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), spaces = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *d = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        COUNT_SPACES(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        COUNT_SPACES(Py_UCS2);
+    else
+        COUNT_SPACES(Py_UCS4);
+    if (!spaces) {
+        Py_INCREF(text);
+        return text;
+    }
+    /* Only spaces go: every other character stays, the widest among them too, so the result
+     * in the input's representation is the canonical one str.replace makes. */
+    PyObject *out = PyUnicode_New(len - spaces, PyUnicode_MAX_CHAR_VALUE(text));
+    if (!out) return NULL;
+    if (kind == PyUnicode_1BYTE_KIND)
+        DROP_SPACES(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        DROP_SPACES(Py_UCS2);
+    else
+        DROP_SPACES(Py_UCS4);
+    return out;
+}
+
+PyDoc_STRVAR(escape_hit_doc,
+"escape_hit(text) -> bool, or None\n\n"
+"\"\\\\ud\" in text or \"\\\\uD\" in text (the JSON readers' pre-check for a lone-surrogate\n"
+"escape), looking only at backslashes. None when text is not exactly a str.");
+
+static PyObject *
+escape_hit(PyObject *self, PyObject *text)
+{
+    if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *d = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = (const Py_UCS1 *)d, *end = p + len;
+        while (end - p >= 3 && (p = (const Py_UCS1 *)memchr(p, '\\', (size_t)(end - p - 2))) != NULL) {
+            if (p[1] == 'u' && (p[2] == 'd' || p[2] == 'D')) Py_RETURN_TRUE;
+            p++;
+        }
+        Py_RETURN_FALSE;
+    }
+    for (Py_ssize_t i = 0; i + 2 < len; i++) {
+        if (PyUnicode_READ(kind, d, i) != '\\' || PyUnicode_READ(kind, d, i + 1) != 'u') continue;
+        Py_UCS4 c = PyUnicode_READ(kind, d, i + 2);
+        if (c == 'd' || c == 'D') Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
 }
 
 PyDoc_STRVAR(ref_tokens_doc,
@@ -1323,6 +1419,8 @@ static PyMethodDef methods[] = {
     {"lcs_texts", lcs_texts, METH_VARARGS, lcs_texts_doc},
     {"answer_overlaps", answer_overlaps, METH_VARARGS, answer_overlaps_doc},
     {"clean_extractive", clean_extractive, METH_O, clean_extractive_doc},
+    {"drop_spaces", drop_spaces, METH_O, drop_spaces_doc},
+    {"escape_hit", escape_hit, METH_O, escape_hit_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,6 +23,7 @@ gold-sample cases, which ``demo`` runs, are data in
 
 import argparse
 import contextvars
+import gc
 import os
 import sys
 from typing import Any, List, NoReturn, Optional, Sequence, TextIO
@@ -43,6 +44,8 @@ EXIT_INTERRUPTED = 130
 _COMMAND_NAMES = frozenset(c.name for c in registry.COMMANDS)
 
 _IO: "contextvars.ContextVar[CliIO]" = contextvars.ContextVar("rageval_min_cli_io")
+#: Whether the running command turns the garbage collector back on once started (main_entry).
+_COLLECT: "contextvars.ContextVar[bool]" = contextvars.ContextVar("rageval_min_cli_collect", default=False)
 
 
 class _Signalled(BaseException):
@@ -240,9 +243,19 @@ class _HeldNotes:
         return f"rageval-min: error: {message}" + (f" (note: {held})" if held else "") + "\n"
 
 
+def _started(collect: bool) -> None:
+    """End of the console script's start-up (see :func:`main_entry`): its objects (modules,
+    classes, the parser) live as long as the process, so they are frozen out of every later
+    collection (``gc.freeze``) and the collector, off until now, is turned back on."""
+    if collect and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def _run(words: Sequence[str], io: CliIO) -> int:
     parser = build_parser(_command_of(words), words)
     args = parser.parse_args(words)
+    _started(_COLLECT.get())
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
@@ -316,8 +329,18 @@ def main(
         _IO.reset(token)
 
 
-def main_entry() -> None:
-    """Console-script entry point: ``sys.exit(main())``, with SIGTERM/SIGHUP handled."""
+def main_entry(collect: Optional[bool] = None) -> None:
+    """Console-script entry point: ``sys.exit(main())``, with SIGTERM/SIGHUP handled.
+
+    The garbage collector is off while the command starts (``python -m rageval_min`` turns it
+    off before importing this module) and back on when it runs: start-up makes only objects
+    that live as long as the process, which collecting would walk again and again.
+    ``collect`` says whether it was on before (``None``: look now).
+    """
+    if collect is None:
+        collect = gc.isenabled()
+    gc.disable()
+    _COLLECT.set(collect)
     install_signal_handlers()
     code = main()
     try:

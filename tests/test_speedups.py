@@ -374,3 +374,48 @@ def test_recall_counts_every_code_point_and_random_strings() -> None:
     for i in range(0, len(texts) - 3, 3):
         fast, pure = both(run_algorithmic._recalls, texts[i], texts[i + 1 : i + 3])
         assert typed(fast) == typed(pure), texts[i : i + 3]
+
+
+def test_drop_spaces_and_the_ascii_cleaning() -> None:
+    """``drop_spaces`` is ``str.replace(" ", "")``; ASCII texts take the cleaning's table-only path."""
+    rng = random.Random(14)
+    ascii_pool = [chr(c) for c in range(128)] + [" ", " the ", "\r\n", "A."] * 8
+    ascii_texts = ["".join(rng.choice(ascii_pool) for _ in range(rng.randint(0, 40))) for _ in range(4000)]
+    special = ["", " ", "   ", "a b", " \U0001f600 x ", "\u0100 \u00e9 ", "\u00e9 a", "x" * 5000 + " " * 3000]
+    for text in ascii_texts + list(_pool_texts(15, 4000)) + special:
+        squeezed = C.drop_spaces(text)
+        assert squeezed == text.replace(" ", "") and type(squeezed) is str, repr(text)
+    for text in ascii_texts:
+        fast, pure = both(mtrag.clean_for_extractiveness, text)
+        assert fast == pure and type(fast) is str and fast.isascii(), repr(text)
+    assert C.drop_spaces(type("S", (str,), {})("a b")) is None
+
+
+def test_extractiveness_of_passages_with_and_without_spaces() -> None:
+    """The space-free substring check of ``_extractiveness`` (a passage inside the response)."""
+    texts = [t for pair in _mtrag_texts()[:400] for t in pair] + list(_pool_texts(16, 600, 30))
+    rng = random.Random(17)
+    for i in range(0, len(texts) - 4, 4):
+        pred = texts[i]
+        passages = [pred[: len(pred) // 2].replace(" ", ""), " ".join(pred.split()[1:4])] + texts[i + 1 : i + 4]
+        rng.shuffle(passages)
+        fast, pure = both(run_algorithmic._extractiveness, pred, passages, "reference", None)
+        assert typed(fast) == typed(pure), (pred, passages)
+
+
+def test_escape_hit_against_the_substring_searches() -> None:
+    """The JSON readers' pre-check (``_io._escape_hit``) on every line of the JSON Lines data and on
+    random texts of backslashes, ``u``, ``d``/``D`` and wide characters."""
+    from rageval_min import _io
+
+    rng = random.Random(18)
+    alpha = ["\\", "u", "d", "D", "x", "\\u", "\\ud", "\\\\", "\u00e9", "\u2019", "\U0001f600"]
+    texts = ["".join(rng.choice(alpha) for _ in range(rng.randint(0, 40))) for _ in range(20000)]
+    for name in ("edge_cases.jsonl", "responses-10.jsonl"):
+        with open(os.path.join(DATA, "mtrag", name), encoding="utf-8") as fh:
+            texts += fh.read().splitlines()
+    for text in texts:
+        want = "\\ud" in text or "\\uD" in text
+        fast, pure = both(_io._escape_hit, text)
+        assert fast is want and pure is want, repr(text)
+    assert C.escape_hit(type("S", (str,), {})("\\ud800")) is None

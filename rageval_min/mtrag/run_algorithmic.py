@@ -501,15 +501,21 @@ def _recalls(pred: str, targets: Sequence[str]) -> List[Number]:
     return out
 
 
+def _drop_spaces(text: str) -> str:
+    return text.replace(" ", "")
+
+
 def _extractiveness(pred: str, passages: Sequence[str], tokenizer: str, lcs: Optional[_rouge.LcsFn]) -> List[Number]:
     """:func:`extractiveness_rouge_l` of ``pred`` against each passage, cleaning ``pred`` once."""
     text = clean_for_extractiveness(pred)
-    squeezed = text.replace(" ", "")
+    c = kernels()  # str.replace(" ", "") costs about 15 ns a character; the kernel one pass
+    squeeze = c.drop_spaces if c is not None else _drop_spaces
+    squeezed = squeeze(text)
     out: List[Number] = []
     scored: List[Tuple[int, str]] = []  # (index in out, cleaned passage) of the passages ROUGE-L scores
     for passage in passages:
         target = clean_for_extractiveness(passage)
-        if target.replace(" ", "") in squeezed:
+        if squeeze(target) in squeezed:
             out.append(1)
             continue
         scored.append((len(out), target))

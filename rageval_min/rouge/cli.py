@@ -20,6 +20,7 @@ from .._io import open_output
 from ..errors import ScoringError
 from ..gates import evaluate_gates
 from ..report import Report
+from .accumulator import _row_spec
 
 DEFAULT_TYPES = "rouge1,rouge2,rougeL,rougeLsum"
 
@@ -79,6 +80,38 @@ def parse_types(text: str) -> List[str]:
         raise ScoringError(exc.msg, field="--rouge-types") from None
 
 
+def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
+    """The JSON line of one item row: ``json.dumps(rouge.reference_json(row, types),
+    ensure_ascii=False)``.  The built-in engine's scores are plain floats and int zeros, always
+    finite, which ``json.dumps`` writes as their ``repr``: one format string with the names
+    written once does the same (any other value takes ``json.dumps``)."""
+
+    def dumped(row: ItemRow) -> str:
+        return json.dumps(rouge.reference_json(row, types), ensure_ascii=False) + "\n"
+
+    if backend == "rouge-score":
+        return dumped
+    spec = _row_spec(tuple(types))
+    keys = [k for _, kp, kr, kf in spec for k in (kp, kr, kf)]
+    head = ", ".join(
+        json.dumps(raw, ensure_ascii=False) + ': {"precision": %r, "recall": %r, "fmeasure": %r}' for raw, *_ in spec
+    )
+    template = "{" + head + "}\n"
+    finite = (float, int)
+
+    def line(row: ItemRow) -> str:
+        values = tuple(map(row.__getitem__, keys))
+        for v in values:
+            if type(v) not in finite or v != v or v in (_INF, -_INF):
+                return dumped(row)
+        return template % values
+
+    return line
+
+
+_INF = float("inf")
+
+
 def run(args: argparse.Namespace, io: CliIO) -> int:
     types = parse_types(args.rouge_types)
     gates = prepare(args, inputs=[args.input], metric_names=rouge.metric_names(types))
@@ -103,13 +136,14 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     if args.format != "json":
         raise ScoringError("--format applies to --summary; without it the output is JSON Lines", field="--format")
     # Without --summary the output is one rouge-score-shaped JSON line per record; gates apply to the means.
+    line = _line_writer(types, args.backend)
     with item_sink(args.per_item) as sink, open_output(stream_output_path(args), io.stdout) as fh:
         write = fh.write
 
         def on_item(row: ItemRow) -> None:
             if sink is not None:
                 sink(row)
-            write(json.dumps(rouge.reference_json(row, types), ensure_ascii=False) + "\n")
+            write(line(row))
 
         report = score(on_item)
     return report_gates(report, evaluate_gates(gates, report.metrics), io)
