@@ -205,6 +205,33 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+#: Records the input check (:func:`rageval_min._schema.read_fields`) parsed before the command
+#: reads them, by their stripped line text: :func:`loads` takes each one (once) instead of
+#: parsing the same text again.  At most :data:`_PARSED_CHARS` characters of text are held;
+#: the reader of a JSON Lines file empties it when it ends (:func:`forget_parsed`).
+_PARSED: Dict[str, Any] = {}
+_PARSED_CHARS = 1 << 22
+_PARSED_SIZE = [0]
+_NOT_PARSED = object()
+
+
+def remember_parsed(text: str, value: Any) -> None:
+    """Keep ``value``, which is ``json.loads(text)``, for :func:`loads` (while under the limit).
+
+    The same text always parses to the same value, so taking it from here changes nothing but
+    the time; each kept value is handed out once (a second identical line is parsed again).
+    """
+    if text not in _PARSED and _PARSED_SIZE[0] + len(text) <= _PARSED_CHARS:
+        _PARSED[text] = value
+        _PARSED_SIZE[0] += len(text)
+
+
+def forget_parsed() -> None:
+    """Drop every value :func:`remember_parsed` kept."""
+    _PARSED.clear()
+    _PARSED_SIZE[0] = 0
+
+
 def loads(text: str) -> Any:
     r"""``json.loads`` with every failure a :class:`ValueError` subclass the readers report.
 
@@ -223,8 +250,10 @@ def loads(text: str) -> Any:
     ...
     rageval_min.errors.ScoringError: q: holds a lone UTF-16 surrogate (\ud800-\udfff), which is not text
     """
+    value = _PARSED.pop(text, _NOT_PARSED) if _PARSED else _NOT_PARSED
     try:
-        value = json.loads(text)
+        if value is _NOT_PARSED:
+            value = json.loads(text)
     except json.JSONDecodeError:
         raise
     except RecursionError:
@@ -436,6 +465,7 @@ def iter_jsonl(
                     yield lineno, value
         finally:
             fh.detach()
+            forget_parsed()
     if not seen and not problems:
         problems.add("holds no records (the file is empty)", path=path)
     problems.raise_if_any(ReadError)

@@ -26,6 +26,7 @@ import difflib
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from ._io import remember_parsed
 from ._metrics import Input, InputField
 from .errors import ScoringError
 
@@ -68,9 +69,10 @@ def _json_type(value: Any) -> str:
     return "other"
 
 
-def read_fields(path: str) -> Optional[FileFields]:
+def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
     """The fields of a JSON Lines file's records, or None when it is not JSON Lines objects or not a
-    regular file (a pipe or FIFO is read once, by the command)."""
+    regular file (a pipe or FIFO is read once, by the command).  With ``remember``, the records
+    read are kept for the command's reader (:func:`rageval_min._io.remember_parsed`)."""
     import os
 
     if not os.path.isfile(path):
@@ -86,13 +88,16 @@ def read_fields(path: str) -> Optional[FileFields]:
                     break
                 if len(line) == _MAX_LINE and not line.endswith("\n"):
                     return None  # a very long line: a whole-file JSON input, or left to the reader
-                if not line.strip():
+                text = line.strip()
+                if not text:
                     continue
                 if records == MAX_CHECKED:
                     return FileFields(records, present, types, True)
                 rec = json.loads(line)
                 if not isinstance(rec, dict):
                     return None
+                if remember:  # the command's reader takes it instead of parsing the line again
+                    remember_parsed(text, rec)
                 records += 1
                 for key, value in rec.items():
                     present[key] = present.get(key, 0) + 1
@@ -171,7 +176,7 @@ def check_inputs(inputs: Sequence[Input], paths: Mapping[str, Optional[str]], *,
     for inp in inputs:
         path = paths.get(inp.option)
         if path and path != "-" and options.count(inp.option) == 1:
-            files.append((inp, path, read_fields(path)))
+            files.append((inp, path, read_fields(path, remember=True)))
         # stdin is read once, by the command; an option with two declared formats is ambiguous
     readable = all(seen is not None for _, _, seen in files)  # else the reader's own error comes first
     out: List[str] = []

@@ -30,6 +30,7 @@ from typing import Any, List, NoReturn, Optional, Sequence, TextIO
 
 from . import registry
 from ._cli_common import CliIO
+from ._io import forget_parsed
 from ._version import __version__
 from .errors import ScoringError
 
@@ -327,6 +328,7 @@ def main(
         return EXIT_INTERNAL
     finally:
         _IO.reset(token)
+        forget_parsed()  # records the input check kept and no reader took (see _io.remember_parsed)
 
 
 def main_entry(collect: Optional[bool] = None) -> None:

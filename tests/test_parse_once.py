@@ -1,0 +1,61 @@
+"""The input check's parsed records handed to the command's reader (``_io.remember_parsed``).
+
+``_schema.read_fields`` parses the first records of each JSON Lines input before the command
+runs; the reader then takes those values instead of parsing the same line text again.  The
+records a command reads must be the same whether or not the check ran first.
+"""
+
+import json
+import os
+from typing import Any, List, Tuple
+
+from rageval_min import _io, _schema
+
+
+def _write(tmp_path: Any, lines: List[str]) -> str:
+    path = os.path.join(str(tmp_path), "in.jsonl")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write("".join(lines))
+    return path
+
+
+def _read(path: str) -> List[Tuple[int, Any]]:
+    return list(_io.iter_jsonl(path))
+
+
+def test_the_reader_takes_the_checked_records_once(tmp_path: Any) -> None:
+    rec = {"id": 1, "prediction": "a \u00e9 b", "reference": "x", "n": [1.5, None, True]}
+    lines = [json.dumps(rec) + "\n", "\n", "  " + json.dumps(rec) + " \r\n", json.dumps({"id": 2}) + "\r"]
+    lines += [json.dumps({"id": i, "t": "\\ud83d\\ude00"}) + "\n" for i in range(3, 40)]
+    path = _write(tmp_path, lines)
+    fresh = _read(path)
+    assert _schema.read_fields(path, remember=True) is not None
+    assert _io._PARSED  # the check kept them
+    kept = _read(path)
+    assert kept == fresh and not _io._PARSED  # the same records; nothing left once read
+    assert kept[0][1] is not kept[1][1]  # two identical lines: two objects (the second parsed again)
+
+
+def test_without_remember_nothing_is_kept_and_errors_are_unchanged(tmp_path: Any) -> None:
+    path = _write(tmp_path, ['{"a": 1}\n', '{"a": \n', '{"q": "\\ud800"}\n'])
+    assert _schema.read_fields(path) is None and not _io._PARSED
+    _schema.read_fields(path, remember=True)
+    try:
+        _read(path)
+    except _io.ReadError as exc:
+        remembered = str(exc)
+    _io.forget_parsed()
+    try:
+        _read(path)
+    except _io.ReadError as exc:
+        assert str(exc) == remembered
+    assert not _io._PARSED
+
+
+def test_the_limit_on_kept_text(tmp_path: Any) -> None:
+    big = "x" * (_io._PARSED_CHARS // 5)  # a line under read_fields' longest
+    path = _write(tmp_path, [json.dumps({"id": i, "t": big}) + "\n" for i in range(6)])
+    _schema.read_fields(path, remember=True)
+    assert 0 < len(_io._PARSED) < 6 and _io._PARSED_SIZE[0] <= _io._PARSED_CHARS
+    assert [v for _, v in _read(path)] == [{"id": i, "t": big} for i in range(6)]
+    assert not _io._PARSED and _io._PARSED_SIZE[0] == 0
