@@ -147,12 +147,21 @@ def count(
 
 
 def option_int(
-    low: Optional[int] = None, high: Optional[int] = None, *, what: str = "an integer"
+    low: Optional[int] = None,
+    high: Optional[int] = None,
+    *,
+    what: str = "an integer",
+    invalid: Optional[str] = None,
+    outside: Optional[str] = None,
 ) -> Callable[[str], int]:
     """An argparse ``type=`` reading an integer option in ``[low, high]``.
 
     Text longer than :data:`MAX_OPTION_DIGITS` characters is refused before ``int()`` (a
-    5,000-digit number is a usage error, not a slow conversion).
+    5,000-digit number is a usage error, not a slow conversion).  The message is
+    ``expected {what} from {low} to {high}, got ...`` unless the option keeps a wording of its own:
+    ``invalid`` for text that is not an integer and ``outside`` for an integer out of range, each a
+    :meth:`str.format` template of ``text`` (the text as typed, or ``a number of N digits``
+    when it is too long to show) and, for ``outside``, ``value`` (the integer).
 
     >>> read = option_int(1, 10**6)
     >>> read("64")
@@ -165,6 +174,23 @@ def option_int(
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected an integer from 1 to 1000000, got a number of 5000 digits
+    >>> own = option_int(1, invalid="not an integer: {text}", outside="must be at least 1, got {value}")
+    >>> own("x1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: not an integer: 'x1'
+    >>> own("-3")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be at least 1, got -3
+    >>> own("1" * 40)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: an integer of more than 30 digits is not supported, got a number of 40 digits
+    >>> option_int(0, 9, outside="must be from 0 to 9, got {value}")("1" * 40)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be from 0 to 9, got a number of 40 digits
     """
     import argparse
 
@@ -172,11 +198,21 @@ def option_int(
 
     def read(text: str) -> int:
         shown = repr(text) if len(text) <= MAX_OPTION_DIGITS else f"a number of {len(text)} digits"
+        digits = text.strip().lstrip("+-").replace("_", "")
         try:
             value = int(text) if len(text.strip()) <= MAX_OPTION_DIGITS else None
         except ValueError:
             value = None
+        too_long = value is None and digits.isdigit() and digits.isascii()
+        if value is None and invalid is not None and not too_long:
+            raise argparse.ArgumentTypeError(invalid.format(text=shown))
+        if too_long and high is None and outside is not None:
+            raise argparse.ArgumentTypeError(
+                f"an integer of more than {MAX_OPTION_DIGITS} digits is not supported, got {shown}"
+            )
         if value is None or (low is not None and value < low) or (high is not None and value > high):
+            if outside is not None:  # with a high end, an integer too long to read is above it
+                raise argparse.ArgumentTypeError(outside.format(text=shown, value=shown if value is None else value))
             raise argparse.ArgumentTypeError(f"expected {what}{span}, got {shown}")
         return value
 
@@ -185,9 +221,19 @@ def option_int(
 
 
 def option_float(
-    low: Optional[float] = None, high: Optional[float] = None, *, what: str = "a number"
+    low: Optional[float] = None,
+    high: Optional[float] = None,
+    *,
+    what: str = "a number",
+    low_open: bool = False,
+    high_open: bool = False,
+    invalid: Optional[str] = None,
+    outside: Optional[str] = None,
 ) -> Callable[[str], float]:
-    """An argparse ``type=`` reading a finite number option in ``[low, high]`` (no ``inf``/``nan``).
+    """An argparse ``type=`` reading a finite number option in ``[low, high]`` (no ``inf``/``nan``);
+    ``low_open`` / ``high_open`` leave an end out of the interval.  ``invalid`` (text that is not a
+    number) and ``outside`` (a number out of range, ``nan`` and the infinities included) are the
+    option's own wordings, as for :func:`option_int`.
 
     >>> option_float(0.0, 1.0)("0.05")
     0.05
@@ -195,19 +241,32 @@ def option_float(
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected a number from 0.0 to 1.0, got 'nan'
+    >>> option_float(0.0, 1.0, low_open=True, outside="must be in (0, 1], got {text}")("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be in (0, 1], got '0'
+    >>> option_float(invalid="not a number: {text}")("1,5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: not a number: '1,5'
     """
     import argparse
 
     span = _span(low, high)
 
     def read(text: str) -> float:
+        shown = repr(text) if len(text) <= 64 else f"a number of {len(text)} characters"
         try:
             value = float(text) if len(text) <= 64 else math.nan
         except ValueError:
+            if invalid is not None:
+                raise argparse.ArgumentTypeError(invalid.format(text=shown)) from None
             value = math.nan
-        out_of_range = (low is not None and value < low) or (high is not None and value > high)
-        if not math.isfinite(value) or out_of_range:
-            shown = repr(text) if len(text) <= 64 else f"a number of {len(text)} characters"
+        below = low is not None and (value <= low if low_open else value < low)
+        above = high is not None and (value >= high if high_open else value > high)
+        if not math.isfinite(value) or below or above:
+            if outside is not None:
+                raise argparse.ArgumentTypeError(outside.format(text=shown, value=value))
             raise argparse.ArgumentTypeError(f"expected {what}{span}, got {shown}")
         return value
 

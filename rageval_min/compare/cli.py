@@ -6,18 +6,11 @@ from typing import Any, Dict, Sequence
 
 from .. import compare
 from .._cli_common import CliIO, add_report_options, emit_report, prepare
+from .._numbers import option_int
 from ..errors import ScoringError
 from .render import format_markdown, format_text
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+_positive_int = option_int(1, invalid="not an integer: {text}", outside="must be at least 1")
 
 
 def register(sub: Any) -> None:

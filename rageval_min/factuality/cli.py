@@ -17,7 +17,6 @@ when the run succeeds, so a run that exits 2 prints nothing).
 
 import argparse
 import contextlib
-import math
 import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, TextIO
@@ -35,6 +34,7 @@ from .._cli_common import (
     selected_variants,
 )
 from .._io import atomic_writer
+from .._numbers import option_float, option_int
 from ..errors import ScoringError
 from ..gates import check_gate_names, evaluate_gates
 from ..judges.options import add_judge_options, judge_from_args
@@ -45,30 +45,23 @@ from .judge import JUDGE_METRICS, TEMPLATE_STEPS, judge_run, read_judge_input
 
 
 def _int_option(name: str, low: Optional[int] = None, high: Optional[int] = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name}: not an integer: {text!r}") from None
-        if (low is not None and value < low) or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if high is not None else f">= {low}"
-            raise argparse.ArgumentTypeError(f"{name} must be {bounds}, got {value}")
-        return value
-
-    return parse
+    bounds = f"from {low} to {high}" if high is not None else f">= {low}"
+    return option_int(
+        low, high, invalid=f"{name}: not an integer: {{text}}", outside=f"{name} must be {bounds}, got {{value}}"
+    )
 
 
-def _finite_float(name: str, check: Callable[[float], bool], rule: str) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name}: not a number: {text!r}") from None
-        if not math.isfinite(value) or not check(value):
-            raise argparse.ArgumentTypeError(f"{name} must be {rule}, got {text!r}")
-        return value
-
-    return parse
+def _open_unit_float(name: str) -> Callable[[str], float]:
+    """A number strictly between 0 and 1."""
+    rule = "a number between 0 and 1"
+    return option_float(
+        0.0,
+        1.0,
+        low_open=True,
+        high_open=True,
+        invalid=f"{name}: not a number: {{text}}",
+        outside=f"{name} must be {rule}, got {{text}}",
+    )
 
 
 _SEED_MAX = 2**63 - 1
@@ -87,7 +80,7 @@ def _add_boot_options(p: argparse.ArgumentParser, what: str) -> None:
     )
     g.add_argument(
         "--confidence",
-        type=_finite_float("--confidence", lambda v: 0.0 < v < 1.0, "a number between 0 and 1"),
+        type=_open_unit_float("--confidence"),
         default=0.95,
         help="CI level (default: 0.95)",
     )

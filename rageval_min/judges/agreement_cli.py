@@ -11,6 +11,7 @@ import os
 from typing import Any, List, Optional
 
 from .._cli_common import CliIO, add_report_options, emit_report, parse_gates, prepare, report_targets
+from .._numbers import option_int
 from ..errors import ScoringError
 from ..gates import evaluate_gates
 from ..report import overall_pass
@@ -22,16 +23,7 @@ __all__ = ["register_agreement", "run", "parse_labels"]
 
 
 def _int_at_least(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}")
-        return value
-
-    return parse
+    return option_int(low, invalid="not an integer: {text}", outside=f"must be at least {low}")
 
 
 def register_agreement(jsub: Any) -> None:

@@ -8,9 +8,10 @@ objects it defines.
 import argparse
 import sys
 import time
-from typing import Any, Callable, Dict, Optional, Sequence, TextIO, TypeVar
+from typing import Any, Callable, Dict, Optional, Sequence, TextIO
 
 from .._extras import load_extra
+from .._numbers import option_float, option_int
 from ..errors import ScoringError
 from ..report import Report
 from .interface import (
@@ -42,40 +43,25 @@ __all__ = [
 ]
 
 
-_N = TypeVar("_N", int, float)
+def _checked(low: int, high: Optional[int], rule: str) -> Callable[[str], int]:
+    """An argparse ``type=`` for an integer in ``[low, high]`` (a thin wrapper over ``_numbers``)."""
+    return option_int(low, high, invalid="not an integer: {text}", outside=rule)
 
 
-def _checked(convert: Callable[[str], _N], kind: str, ok: Callable[[_N], bool], rule: str) -> Callable[[str], _N]:
-    """An argparse ``type=`` that converts with ``convert`` and requires ``ok``."""
-
-    def parse(text: str) -> _N:
-        try:
-            v = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
-        if not ok(v):
-            raise argparse.ArgumentTypeError(rule)
-        return v
-
-    return parse
-
-
-_positive_int = _checked(int, "an integer", lambda v: v >= 1, "must be at least 1")
-_nonneg_int = _checked(int, "an integer", lambda v: v >= 0, "must be >= 0")
-_concurrency = _checked(
-    int, "an integer", lambda v: 1 <= v <= MAX_CONCURRENCY, f"must be between 1 and {MAX_CONCURRENCY}"
-)
-_retries = _checked(int, "an integer", lambda v: 0 <= v <= MAX_RETRIES, f"must be between 0 and {MAX_RETRIES}")
-_timeout = _checked(
-    float,
-    "a number",
-    lambda v: 0 < v <= MAX_TIMEOUT,  # False for nan; inf is above the bound
-    f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]",
+_positive_int = _checked(1, None, "must be at least 1")
+_nonneg_int = _checked(0, None, "must be >= 0")
+_concurrency = _checked(1, MAX_CONCURRENCY, f"must be between 1 and {MAX_CONCURRENCY}")
+_retries = _checked(0, MAX_RETRIES, f"must be between 0 and {MAX_RETRIES}")
+_timeout = option_float(
+    0.0,
+    MAX_TIMEOUT,
+    low_open=True,
+    invalid="not a number: {text}",
+    outside=f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]",
 )
 _response_bytes = _checked(
-    int,
-    "an integer",
-    lambda v: MIN_MAX_RESPONSE_BYTES <= v <= MAX_MAX_RESPONSE_BYTES,
+    MIN_MAX_RESPONSE_BYTES,
+    MAX_MAX_RESPONSE_BYTES,
     f"must be between {MIN_MAX_RESPONSE_BYTES} and {MAX_MAX_RESPONSE_BYTES}",
 )
 

@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Optional, Tuple
 
 from .._io import read_text
+from .._numbers import option_int
 from ..errors import ScoringError
 from .accounting import Ledger
 from .calibration import check_calibration, template_hash
@@ -37,24 +38,8 @@ from .sampling import TIE_RULES
 __all__ = ["add_trust_options", "load_prices", "template_hash_of", "trust_from_args"]
 
 
-def _samples(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= n <= 1000:
-        raise argparse.ArgumentTypeError("must be between 1 and 1000")
-    return n
-
-
-def _tokens(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return n
+_samples = option_int(1, 1000, invalid="not an integer: {text}", outside="must be between 1 and 1000")
+_tokens = option_int(0, invalid="not an integer: {text}", outside="must be >= 0")
 
 
 def _usd(text: str) -> Fraction:
