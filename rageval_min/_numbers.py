@@ -17,7 +17,12 @@ reader                 accepts
 :func:`count`          a non-negative int (bounded by ``MAX_COUNT``; ``bool`` refused)
 :func:`option_int`     the text of an integer option, ``low <= n <= high``
 :func:`option_float`   the text of a finite number option, ``low <= x <= high``
+:func:`integer_fault`  (a check, not a reader) why a value is not an int in ``[lo, hi]``, or None
+:func:`number_fault`   (a check, not a reader) why a value is not a finite number in a range, or None
 =====================  ==========================================================================
+
+The two checks give a reason code rather than a message, for callers that word their own
+(partial-state validation, :mod:`rageval_min._state_schema`).
 
 Booleans are numbers to Python but not to these readers, except :func:`as_float` with
 ``bools=True`` (a 0/1 flag written as ``true``/``false``).
@@ -30,7 +35,17 @@ from typing import Any, Callable, Optional
 
 from .errors import ScoringError
 
-__all__ = ["MAX_COUNT", "MAX_OPTION_DIGITS", "as_float", "count", "finite_float", "option_float", "option_int"]
+__all__ = [
+    "MAX_COUNT",
+    "MAX_OPTION_DIGITS",
+    "as_float",
+    "count",
+    "finite_float",
+    "integer_fault",
+    "number_fault",
+    "option_float",
+    "option_int",
+]
 
 #: The largest count a reader accepts (2**53: every count up to it is exact as a float).
 MAX_COUNT = 2**53
@@ -138,12 +153,49 @@ def count(
     """
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    fault = integer_fault(value, 0, MAX_COUNT)
+    if fault in ("type", "low"):
         shown = _type_name(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else value
         raise ScoringError(f"expected a count (an integer >= 0), got {shown}", **_where(path, line, field))
-    if value > MAX_COUNT:
+    if fault == "high":
         raise ScoringError(f"a count above 2**53 ({MAX_COUNT}) is not supported", **_where(path, line, field))
-    return value
+    return int(value)
+
+
+def integer_fault(value: Any, lo: int, hi: int) -> Optional[str]:
+    """Why ``value`` is not an integer in ``[lo, hi]``: ``None`` when it is, else ``"type"`` (not an
+    ``int``, or a ``bool``; an integral float is not an integer here), ``"low"`` or ``"high"``.
+
+    >>> [integer_fault(v, 0, 10) for v in (3, -1, 11, 2.0, True, "3")]
+    [None, 'low', 'high', 'type', 'type', 'type']
+    """
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "type"
+    if value < lo:
+        return "low"
+    return "high" if value > hi else None
+
+
+def number_fault(
+    value: Any, lo: float = -math.inf, hi: float = math.inf, *, exclusive: bool = False, int_limit: int = MAX_COUNT
+) -> Optional[str]:
+    """Why ``value`` is not a finite number in ``[lo, hi]`` (``(lo, hi)`` when ``exclusive``):
+    ``None`` when it is, else ``"type"`` (not a float or an int, a ``bool``, or an int of magnitude
+    above ``int_limit``), ``"nonfinite"`` (NaN or an infinity) or ``"range"``.
+
+    >>> [number_fault(v, 0, 1) for v in (0.5, 1, 1.5, float("nan"), 10**400, False, None)]
+    [None, None, 'range', 'nonfinite', 'type', 'type', 'type']
+    >>> number_fault(0.0, 0, 1, exclusive=True)
+    'range'
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "type"
+    if isinstance(value, int) and abs(value) > int_limit:
+        return "type"
+    if not math.isfinite(value):
+        return "nonfinite"
+    inside = lo < value < hi if exclusive else lo <= value <= hi
+    return None if inside else "range"
 
 
 def option_int(

@@ -34,7 +34,8 @@ The vocabulary (each a plain record; only :func:`check_state` gives it meaning):
 
 Paths (``at_most``, ``Size``, ``ValueAt``, ``Table.keys``) are dotted paths from the state's top
 (``params.rouge_types``, ``data.count``); a path may go through a list index (``data.means.0``).
-Numbers are checked here with tiny validators of their own (no number reader is shared yet).
+The number kinds (:class:`Count`, :class:`Integer`, :class:`Number`) are checked with the shared
+checks of :mod:`rageval_min._numbers` (``integer_fault``, ``number_fault``); the words are this module's.
 
 >>> schema = Schema(
 ...     params=Fields({"k": Integer(lo=1)}),
@@ -57,6 +58,7 @@ import math
 import re
 from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
 
+from ._numbers import integer_fault, number_fault
 from .errors import ScoringError
 
 __all__ = [
@@ -291,20 +293,21 @@ def _check(node: Any, value: Any, path: str, root: Mapping[str, Any]) -> None:  
     kind = type(node)
     if kind is Count or kind is Integer:
         lo, hi = (0, MAX_COUNT) if kind is Count else (node.lo, node.hi)
-        if not _is_int(value) or not lo <= value <= hi:
-            too_big = _is_int(value) and value > hi == MAX_COUNT
+        fault = integer_fault(value, lo, hi)
+        if fault is not None:
+            too_big = fault == "high" and hi == MAX_COUNT
             raise _fail(path, f"must be at most {MAX_COUNT}" if too_big else f"must be {_integer_words(lo, hi)}", value)
         if kind is Count and node.at_most is not None:
             limit = _resolve(root, node.at_most)
             if _is_int(limit) and value > limit:
                 raise _fail(path, f"must be at most {node.at_most} ({limit})", value)
     elif kind is Number:
-        if not (_is_int(value) and abs(value) <= MAX_COUNT) and not isinstance(value, float):
+        fault = number_fault(value, node.lo, node.hi, exclusive=node.exclusive, int_limit=MAX_COUNT)
+        if fault == "type":
             raise _fail(path, "must be a number", value)
-        if not math.isfinite(value):
+        if fault == "nonfinite":
             raise _fail(path, "must be a finite number", value)
-        inside = node.lo < value < node.hi if node.exclusive else node.lo <= value <= node.hi
-        if not inside:
+        if fault == "range":
             ends = "()" if node.exclusive else "[]"
             raise _fail(path, f"must be a number in {ends[0]}{node.lo:g}, {node.hi:g}{ends[1]}", value)
     elif kind is Text:
