@@ -26,6 +26,7 @@ import os
 import tempfile
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
+from ._numbers import integer_fault, number_fault
 from .errors import ScoringError
 
 __all__ = ["COMPARISONS", "CaseResult", "load_cases", "register", "run", "run_case", "samples_root"]
@@ -75,6 +76,11 @@ def load_cases(root: str, family: str) -> List[Dict[str, Any]]:
 
     if not isinstance(cases, list) or not all(isinstance(c, dict) and well_formed(c) for c in cases):
         raise ScoringError("expected a list of cases, each with argv (a list of strings) and expected", path=path)
+    for i, case in enumerate(cases):
+        if "rel_tol" in case and number_fault(case["rel_tol"], 0.0) is not None:
+            raise ScoringError("must be a finite number >= 0", path=path, field=f"[{i}].rel_tol")
+        if "exit" in case and integer_fault(case["exit"], 0, 255) is not None:
+            raise ScoringError("must be an exit code (an integer from 0 to 255)", path=path, field=f"[{i}].exit")
     return cases
 
 

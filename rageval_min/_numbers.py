@@ -17,6 +17,10 @@ reader                 accepts
 :func:`count`          a non-negative int (bounded by ``MAX_COUNT``; ``bool`` refused)
 :func:`option_int`     the text of an integer option, ``low <= n <= high``
 :func:`option_float`   the text of a finite number option, ``low <= x <= high``
+:func:`int_text`       the text of an integer read from a file or an option (``int()``'s syntax),
+                       at most ``max_len`` characters, or None
+:func:`float_text`     the text of a number (``float()``'s syntax), at most ``max_len`` characters
+                       when given, or None; ``finite=True`` also refuses NaN and the infinities
 :func:`integer_fault`  (a check, not a reader) why a value is not an int in ``[lo, hi]``, or None
 :func:`number_fault`   (a check, not a reader) why a value is not a finite number in a range, or None
 =====================  ==========================================================================
@@ -31,16 +35,19 @@ The module is kernel code: it names no family, uses only the standard library an
 """
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from .errors import ScoringError
 
 __all__ = [
     "MAX_COUNT",
+    "MAX_NUMBER_TEXT",
     "MAX_OPTION_DIGITS",
     "as_float",
     "count",
     "finite_float",
+    "float_text",
+    "int_text",
     "integer_fault",
     "number_fault",
     "option_float",
@@ -51,6 +58,9 @@ __all__ = [
 MAX_COUNT = 2**53
 #: The longest integer option accepted, in characters (longer text is refused before ``int()``).
 MAX_OPTION_DIGITS = 30
+#: The longest number text :func:`int_text` and :func:`float_text` read by default (CPython's own
+#: default limit on ``int()`` of a string, ``sys.get_int_max_str_digits()``, on every Python).
+MAX_NUMBER_TEXT = 4300
 
 
 def _where(path: Optional[str], line: Optional[int], field: Optional[str]) -> Any:
@@ -160,6 +170,41 @@ def count(
     if fault == "high":
         raise ScoringError(f"a count above 2**53 ({MAX_COUNT}) is not supported", **_where(path, line, field))
     return int(value)
+
+
+def int_text(text: Union[str, bytes], max_len: int = MAX_NUMBER_TEXT) -> Optional[int]:
+    """``int(text)`` (surrounding whitespace, a sign and ``_`` between digits allowed, as ``int()``
+    allows them) for text of at most ``max_len`` characters; ``None`` for anything else.  The caller
+    words its own error.
+
+    >>> int_text(" 12 "), int_text(b"-3"), int_text("1.0"), int_text("9" * 31, max_len=30)
+    (12, -3, None, None)
+    """
+    if len(text) > max_len:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def float_text(text: Union[str, bytes], max_len: Optional[int] = None, *, finite: bool = False) -> Optional[float]:
+    """``float(text)`` for text of at most ``max_len`` characters when given (``float()`` is linear in
+    its text, so no bound is needed for time) (``"nan"``, ``"inf"`` and
+    ``"1e400"``, read as infinity, pass unless ``finite``); ``None`` for anything else.
+
+    >>> float_text("0.25"), float_text(b" 1e3"), float_text("1e400"), float_text("1e400", finite=True)
+    (0.25, 1000.0, inf, None)
+    >>> float_text("x") is None, float_text("1" * 65, max_len=64) is None
+    (True, True)
+    """
+    if max_len is not None and len(text) > max_len:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if finite and not math.isfinite(value) else value
 
 
 def integer_fault(value: Any, lo: int, hi: int) -> Optional[str]:

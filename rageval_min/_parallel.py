@@ -38,6 +38,7 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional, Tuple
 
+from ._numbers import int_text
 from .errors import ScoringError
 
 __all__ = ["CHUNK", "Engine", "accumulate_items", "current_engine", "jobs_from_text", "run_chunk", "use_engine"]
@@ -158,10 +159,9 @@ def jobs_from_text(text: str) -> int:
             return max(1, len(os.sched_getaffinity(0)))
         except AttributeError:  # not on Linux
             return max(1, os.cpu_count() or 1)
-    try:
-        n = int(text)
-    except ValueError:
-        raise ScoringError(f"--jobs must be a number or auto, got {text!r}") from None
+    n = int_text(text)
+    if n is None:
+        raise ScoringError(f"--jobs must be a number or auto, got {text!r}")
     if not 1 <= n <= 512:
         raise ScoringError(f"--jobs must be between 1 and 512, got {n}")
     return n

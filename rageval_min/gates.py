@@ -12,6 +12,7 @@ import math
 import re
 from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
 
+from ._numbers import float_text
 from .errors import ScoringError
 
 __all__ = ["BOUNDS", "Gate", "GateOutcome", "OPERATORS", "evaluate_gates", "parse_gate"]
@@ -62,10 +63,9 @@ def parse_gate(text: str) -> Gate:
     m = _GATE_RE.match(text)
     if not m:
         raise ScoringError(f"--gate {text!r}: expected NAME OP VALUE with OP one of {' '.join(OPERATORS)}{_hint(text)}")
-    try:
-        threshold = float(m.group("value"))
-    except ValueError:
-        raise ScoringError(f"--gate {text!r}: {m.group('value')!r} is not a number") from None
+    threshold = float_text(m.group("value"))
+    if threshold is None:
+        raise ScoringError(f"--gate {text!r}: {m.group('value')!r} is not a number")
     if not math.isfinite(threshold):
         raise ScoringError(f"--gate {text!r}: the threshold must be a finite number")
     canonical = f"{m.group('name')}{m.group('op')}{m.group('value')}"

@@ -28,7 +28,7 @@ from typing import (
 )
 
 from .._contract import Accumulator, ItemRow, partial_requested
-from .._numbers import finite_float
+from .._numbers import finite_float, float_text, int_text
 from .._signature import make_signature
 from ..errors import ScoringError
 
@@ -143,10 +143,9 @@ def parse_number(value: Any, field: str) -> Number:
         return value
     if isinstance(value, str):
         text = value.strip()
-        try:
-            parsed: Number = int(text) if _INT_RE.match(text) else float(text)
-        except ValueError:
-            raise ValueError(f"{field}: expected a number, got {value!r}") from None
+        parsed: Optional[Number] = int_text(text) if _INT_RE.match(text) else float_text(text)
+        if parsed is None:
+            raise ValueError(f"{field}: expected a number, got {value!r}")
         if isinstance(parsed, float) and not math.isfinite(parsed):
             raise ValueError(f"{field}: expected a finite number, got {value!r}")
         finite_float(parsed, field=field)  # an integer cell beyond the float range

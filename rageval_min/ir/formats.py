@@ -42,7 +42,7 @@ import math
 import os
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-from .._numbers import as_float
+from .._numbers import as_float, float_text, int_text
 from ..errors import ScoringError
 
 __all__ = [
@@ -228,10 +228,7 @@ def _stem(path: str) -> str:
 
 
 def _finite(text: bytes) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+    return float_text(text, finite=True) is not None
 
 
 def _open_bytes(path: str) -> Any:
@@ -401,10 +398,7 @@ def _first_line(path: str, qid: str, docno: bytes) -> Optional[int]:
 
 
 def _grade(raw: bytes, path: str, line: int) -> int:
-    try:
-        grade = int(raw) if len(raw) <= 30 else None
-    except ValueError:
-        grade = None
+    grade = int_text(raw, 30)
     if grade is None or abs(grade) > MAX_GRADE:
         shown = repr(raw) if len(raw) <= 30 else f"a number of {len(raw)} characters"
         raise ScoringError(f"must be an integer grade, got {shown}", path=path, line=line, field="rel")
@@ -440,11 +434,7 @@ def _tsv_qrels(b: _QrelsBuilder) -> None:
 
 
 def _is_int(text: str) -> bool:
-    try:
-        int(text)
-        return True
-    except ValueError:
-        return False
+    return int_text(text) is not None
 
 
 def _json_qrels(b: _QrelsBuilder) -> None:

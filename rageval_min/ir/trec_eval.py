@@ -44,6 +44,7 @@ from bisect import bisect_left
 from operator import gt
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from .._numbers import int_text
 from ..errors import ScoringError
 
 __all__ = [
@@ -154,11 +155,8 @@ def _parse_one(text: str) -> List[Measure]:
 
 
 def _cutoff(text: str, whole: str) -> int:
-    try:
-        k = int(text)
-    except ValueError:
-        raise ScoringError(f"measure {whole!r}: the cut-off must be a positive integer", field="--measure") from None
-    if k <= 0:
+    k = int_text(text)
+    if k is None or k <= 0:
         raise ScoringError(f"measure {whole!r}: the cut-off must be a positive integer", field="--measure")
     return k
 

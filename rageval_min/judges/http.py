@@ -24,6 +24,7 @@ from typing import (
     Tuple,
 )
 
+from .._numbers import float_text
 from ..errors import ScoringError
 from .interface import (
     _SURROGATE_RE,
@@ -49,11 +50,8 @@ _READ_CHUNK = 64 * 1024
 def _retry_after(value: Optional[str]) -> Optional[float]:
     if not value:
         return None
-    try:
-        secs = float(value)
-    except ValueError:
-        return None
-    return secs if secs >= 0 else None
+    secs = float_text(value)
+    return secs if secs is not None and secs >= 0 else None
 
 
 class _Watchdog:

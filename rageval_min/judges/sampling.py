@@ -19,6 +19,7 @@ against that arithmetic in numpy over a grid.
 import math
 from typing import List, NamedTuple, Optional, Sequence, Union
 
+from .._numbers import float_text, int_text
 from ..errors import ScoringError
 
 __all__ = [
@@ -72,18 +73,13 @@ def parse_pass_rule(text: str) -> PassRule:
     if not sep and name in ("majority", "all", "any", "median", "mean"):
         return PassRule(name)
     if name == "at-least" and sep:
-        try:
-            k = int(raw)
-        except ValueError:
-            k = 0
+        k = int_text(raw) or 0
         if k < 1:
             raise ScoringError(f"--pass-rule {text!r}: K must be an integer >= 1")
         return PassRule(name, k)
     if name == "rate" and sep:
-        try:
-            r = float(raw)
-        except ValueError:
-            r = math.nan
+        read = float_text(raw)
+        r = math.nan if read is None else read
         if not 0 < r <= 1:
             raise ScoringError(f"--pass-rule {text!r}: R must be in (0, 1]")
         return PassRule(name, r)

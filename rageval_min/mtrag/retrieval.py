@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._metrics import Metric
-from .._numbers import as_float
+from .._numbers import as_float, int_text
 from .._parallel import accumulate_items
 from .._signature import make_signature
 from .._state_schema import Either, Fields, Items, Number, OneOf, Schema, Text
@@ -130,7 +130,10 @@ def load_qrels(path: str) -> Dict[str, Dict[str, int]]:
             next(reader, None)
             for lineno, row in enumerate(reader, 2):
                 try:
-                    qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+                    grade = int_text(row[2])
+                    if grade is None:
+                        raise ValueError(row[2])
+                    qrels.setdefault(row[0], {})[row[1]] = grade
                 except (IndexError, ValueError):
                     raise ScoringError(
                         "expected query-id<TAB>corpus-id<TAB>integer score", path=path, line=lineno

@@ -33,6 +33,7 @@ import unicodedata
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .._contract import ItemRow
+from .._numbers import float_text, int_text
 from ..errors import ScoringError
 from ..report import Report
 from ._common import (
@@ -703,11 +704,11 @@ def parse_prediction_filename(name: str) -> RunName:
             "file name does not follow prediction_{dataset}_{model}_temp{T}_noise{N}_passage{P}_correct{C}.json",
             path=name,
         )
-    try:
-        temp, noise, correct = float(m["temp"]), float(m["noise"]), float(m["correct"])
-    except ValueError:
-        raise ScoringError("file name has a non-numeric temp/noise/correct part", path=name) from None
-    return RunName(m["dataset"], m["model"], temp, noise, int(m["passage"]), correct)
+    temp, noise, correct = float_text(m["temp"]), float_text(m["noise"]), float_text(m["correct"])
+    passage = int_text(m["passage"])
+    if temp is None or noise is None or correct is None or passage is None:
+        raise ScoringError("file name has a non-numeric temp/noise/correct part", path=name)
+    return RunName(m["dataset"], m["model"], temp, noise, passage, correct)
 
 
 def format_result_text(report: Report, outcomes: Any = ()) -> str:
