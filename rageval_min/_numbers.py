@@ -250,6 +250,7 @@ def option_int(
     what: str = "an integer",
     invalid: Optional[str] = None,
     outside: Optional[str] = None,
+    plain: bool = False,
 ) -> Callable[[str], int]:
     """An argparse ``type=`` reading an integer option in ``[low, high]``.
 
@@ -258,7 +259,9 @@ def option_int(
     ``expected {what} from {low} to {high}, got ...`` unless the option keeps a wording of its own:
     ``invalid`` for text that is not an integer and ``outside`` for an integer out of range, each a
     :meth:`str.format` template of ``text`` (the text as typed, or ``a number of N digits``
-    when it is too long to show) and, for ``outside``, ``value`` (the integer).
+    when it is too long to show) and, for ``outside``, ``value`` (the integer).  ``plain`` reads as
+    argparse's bare ``type=int`` does, message included (``invalid int value: 'x'``), for text of
+    at most :data:`MAX_NUMBER_TEXT` characters.
 
     >>> read = option_int(1, 10**6)
     >>> read("64")
@@ -280,6 +283,12 @@ def option_int(
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: must be at least 1, got -3
+    >>> option_int(plain=True)("-12"), option_int(plain=True)("1" * 40) == int("1" * 40)
+    (-12, True)
+    >>> option_int(plain=True)("x")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid literal for int(): 'x'
     >>> own("1" * 40)
     Traceback (most recent call last):
     ...
@@ -294,12 +303,11 @@ def option_int(
     span = _span(low, high)
 
     def read(text: str) -> int:
+        value = int_text(text) if plain else int_text(text.strip(), MAX_OPTION_DIGITS)
+        if value is None and plain:  # argparse words it: "invalid int value: 'x'"
+            raise ValueError(f"invalid literal for int(): {text[:MAX_OPTION_DIGITS]!r}")
         shown = repr(text) if len(text) <= MAX_OPTION_DIGITS else f"a number of {len(text)} digits"
         digits = text.strip().lstrip("+-").replace("_", "")
-        try:
-            value = int(text) if len(text.strip()) <= MAX_OPTION_DIGITS else None
-        except ValueError:
-            value = None
         too_long = value is None and digits.isdigit() and digits.isascii()
         if value is None and invalid is not None and not too_long:
             raise argparse.ArgumentTypeError(invalid.format(text=shown))
@@ -326,11 +334,14 @@ def option_float(
     high_open: bool = False,
     invalid: Optional[str] = None,
     outside: Optional[str] = None,
+    plain: bool = False,
 ) -> Callable[[str], float]:
     """An argparse ``type=`` reading a finite number option in ``[low, high]`` (no ``inf``/``nan``);
     ``low_open`` / ``high_open`` leave an end out of the interval.  ``invalid`` (text that is not a
     number) and ``outside`` (a number out of range, ``nan`` and the infinities included) are the
-    option's own wordings, as for :func:`option_int`.
+    option's own wordings, as for :func:`option_int`.  ``plain`` reads as argparse's bare
+    ``type=float`` does (``nan`` and ``inf`` accepted, left to the command's own checks), message
+    included (``invalid float value: 'x'``).
 
     >>> option_float(0.0, 1.0)("0.05")
     0.05
@@ -342,6 +353,8 @@ def option_float(
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: must be in (0, 1], got '0'
+    >>> option_float(plain=True)("inf")
+    inf
     >>> option_float(invalid="not a number: {text}")("1,5")
     Traceback (most recent call last):
     ...
@@ -352,6 +365,11 @@ def option_float(
     span = _span(low, high)
 
     def read(text: str) -> float:
+        if plain:
+            exact = float_text(text)
+            if exact is None:  # argparse words it: "invalid float value: 'x'"
+                raise ValueError(f"could not convert string to float: {text[:64]!r}")
+            return exact
         shown = repr(text) if len(text) <= 64 else f"a number of {len(text)} characters"
         try:
             value = float(text) if len(text) <= 64 else math.nan

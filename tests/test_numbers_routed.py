@@ -93,3 +93,14 @@ def test_demo_case_numbers_are_checked(tmp_path, extra, field, problem):
     r = run_cli(["demo", "--samples", str(tmp_path)])
     assert r.code == 2 and r.err.count("\n") == 1, (r.code, r.err)
     assert f"cases.json: {field}: {problem}" in r.err, r.err
+
+
+def test_plain_options_keep_argparse_wording():
+    """Options that were argparse's bare ``type=int`` / ``type=float`` read through ``_numbers`` now
+    and keep argparse's message."""
+    b, c = (os.path.join(ROOT, "gold_samples", "compare", n) for n in ("baseline.jsonl", "candidate.jsonl"))
+    base = ["compare", "--baseline", b, "--candidate", c, "--key", "qid"]
+    r = run_cli(base + ["--seed", "x"])
+    assert r.code == 2 and "argument --seed: invalid int value: 'x'" in r.err and r.err.count("\n") == 1, r.err
+    r = run_cli(base + ["--alpha", "1,5"])
+    assert r.code == 2 and "argument --alpha: invalid float value: '1,5'" in r.err, r.err

@@ -6,7 +6,7 @@ from typing import Any, Dict, Sequence
 
 from .. import compare
 from .._cli_common import CliIO, add_report_options, emit_report, prepare
-from .._numbers import option_int
+from .._numbers import option_float, option_int
 from ..errors import ScoringError
 from .render import format_markdown, format_text
 
@@ -39,8 +39,12 @@ def register(sub: Any) -> None:
         help=f"intervals of the deltas: the paired bootstrap, the t / delta-method interval, or auto (default): "
         f"the bootstrap below {compare.SWITCH_N} pairs, t / delta method from there (recorded in the signature)",
     )
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resampling (default 0)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="significance level (default 0.05)")
+    p.add_argument(
+        "--seed", type=option_int(plain=True), default=0, metavar="S", help="seed of the resampling (default 0)"
+    )
+    p.add_argument(
+        "--alpha", type=option_float(plain=True), default=0.05, metavar="A", help="significance level (default 0.05)"
+    )
     p.add_argument(
         "--min-n",
         type=_positive_int,

@@ -13,6 +13,7 @@ from .._cli_common import (
     prepare,
     selected_variants,
 )
+from .._numbers import option_int
 
 
 def register(sub: Any) -> None:
@@ -28,7 +29,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--trace", required=True, metavar="TRACE.jsonl", help="trace records (qid, retrieved_ids, answer_json)"
     )
-    p.add_argument("--k", type=int, default=5, help="cut-off for recall@k (default: 5)")
+    p.add_argument("--k", type=option_int(plain=True), default=5, help="cut-off for recall@k (default: 5)")
     p.add_argument(
         "--gates",
         default=None,

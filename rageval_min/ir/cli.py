@@ -5,6 +5,7 @@ from typing import Any
 
 from .. import ir
 from .._cli_common import CliIO, add_report_options, emit_report, item_sink, prepare, report_targets
+from .._numbers import option_int
 from . import formats
 
 __all__ = ["register", "run"]
@@ -33,7 +34,11 @@ def register(sub: Any) -> None:
         f"trec_eval names (map, ndcg_cut.10, P.5,10, recip_rank...); default: {' '.join(ir.DEFAULT_MEASURES)}",
     )
     p.add_argument(
-        "--relevance-level", type=int, default=1, metavar="L", help="grades >= L are relevant (trec_eval -l; default 1)"
+        "--relevance-level",
+        type=option_int(plain=True),
+        default=1,
+        metavar="L",
+        help="grades >= L are relevant (trec_eval -l; default 1)",
     )
     p.add_argument(
         "--trec-eval",

@@ -11,7 +11,7 @@ import os
 from typing import Any, List, Optional
 
 from .._cli_common import CliIO, add_report_options, emit_report, parse_gates, prepare, report_targets
-from .._numbers import option_int
+from .._numbers import option_float, option_int
 from ..errors import ScoringError
 from ..gates import evaluate_gates
 from ..report import overall_pass
@@ -69,8 +69,12 @@ def register_agreement(jsub: Any) -> None:
     )
     p.add_argument("--min-n", type=_int_at_least(1), default=ja.DEFAULT_MIN_N, metavar="N", help="default 30")
     p.add_argument("--resamples", type=_int_at_least(1), default=ja.DEFAULT_RESAMPLES, metavar="N")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap (default 0)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="1 - interval level (default 0.05)")
+    p.add_argument(
+        "--seed", type=option_int(plain=True), default=0, metavar="S", help="seed of the bootstrap (default 0)"
+    )
+    p.add_argument(
+        "--alpha", type=option_float(plain=True), default=0.05, metavar="A", help="1 - interval level (default 0.05)"
+    )
     g = p.add_argument_group("calibration record")
     g.add_argument("--emit-calibration", metavar="FILE", help="write the calibration record (JSON) to FILE")
     g.add_argument("--judge-spec", metavar="SPEC", help="the judge spec the labels came from (as given to --judge)")

@@ -23,6 +23,7 @@ from .._cli_common import (
 )
 from .._extras import pip_hint
 from .._io import open_output, read_text
+from .._numbers import option_int
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
@@ -48,7 +49,7 @@ def _add_failure_limit_option(p: argparse.ArgumentParser) -> None:
     """``--failure-limit``, the same for ``score`` and ``judge``."""
     p.add_argument(
         "--failure-limit",
-        type=int,
+        type=option_int(plain=True),
         default=5,
         metavar="N",
         help="error out when N (at least 1) or more judge calls failed (default: 5, the reference's)",
@@ -92,7 +93,11 @@ def _register_prompts(psub: Any) -> None:
         help="model to compare with refm; repeatable (default: every answer-* column except refm, in column order)",
     )
     pr.add_argument(
-        "--nopt", type=int, choices=(2, 3, 4), default=2, help="number of answer options in the prompt (default: 2)"
+        "--nopt",
+        type=option_int(plain=True),
+        choices=(2, 3, 4),
+        default=2,
+        help="number of answer options in the prompt (default: 2)",
     )
     pr.add_argument(
         "--mode",
@@ -102,7 +107,10 @@ def _register_prompts(psub: Any) -> None:
         "with numpy's legacy generator (the reference's CLI default)",
     )
     pr.add_argument(
-        "--seed", type=int, default=2680, help="seed of random mode; negative swaps model and refm (default: 2680)"
+        "--seed",
+        type=option_int(plain=True),
+        default=2680,
+        help="seed of random mode; negative swaps model and refm (default: 2680)",
     )
     pr.add_argument(
         "--judge-template",
@@ -142,7 +150,13 @@ def _register_score(psub: Any) -> None:
         metavar="RECORD",
         help="judge record: .tsv (the reference's), .csv, .jsonl, .json or .xlsx",
     )
-    sc.add_argument("--nopt", type=int, choices=(2, 3, 4), required=True, help="number of options the judge was given")
+    sc.add_argument(
+        "--nopt",
+        type=option_int(plain=True),
+        choices=(2, 3, 4),
+        required=True,
+        help="number of options the judge was given",
+    )
     sc.add_argument("--refm", metavar="MODEL", help="reference model (default: the one model in every comparison)")
     sc.add_argument(
         "--judge-column",
@@ -190,14 +204,20 @@ def _register_judge(psub: Any) -> None:
     j.add_argument(
         "--model", action="append", default=None, metavar="MODEL", help="model to compare with refm; repeatable"
     )
-    j.add_argument("--nopt", type=int, choices=(2, 3, 4), default=2, help="answer options in the prompt (default: 2)")
+    j.add_argument(
+        "--nopt",
+        type=option_int(plain=True),
+        choices=(2, 3, 4),
+        default=2,
+        help="answer options in the prompt (default: 2)",
+    )
     j.add_argument(
         "--mode",
         choices=("dual", "random"),
         default="dual",
         help="dual: both orders (default); random: one drawn order",
     )
-    j.add_argument("--seed", type=int, default=2680, help="seed of random mode (default: 2680)")
+    j.add_argument("--seed", type=option_int(plain=True), default=2680, help="seed of random mode (default: 2680)")
     j.add_argument(
         "--judge-column", default="judge", metavar="NAME", help="name of the judge column in --records (default: judge)"
     )

@@ -25,7 +25,7 @@ from .._cli_common import (
     stream_output_path,
 )
 from .._io import dumps, open_output, read_text
-from .._numbers import option_int
+from .._numbers import option_float, option_int
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge
@@ -99,7 +99,11 @@ def _register_mix(rsub: Any) -> None:
     )
     _add_dataset(m, True)
     m.add_argument(
-        "--noise-rate", type=float, default=0.0, metavar="R", help="share of negative passages (default: 0.0)"
+        "--noise-rate",
+        type=option_float(plain=True),
+        default=0.0,
+        metavar="R",
+        help="share of negative passages (default: 0.0)",
     )
     m.add_argument(
         "--passage-num",
@@ -110,14 +114,14 @@ def _register_mix(rsub: Any) -> None:
     )
     m.add_argument(
         "--correct-rate",
-        type=float,
+        type=option_float(plain=True),
         default=0.0,
         metavar="C",
         help="share of correct passages in _fact sets (default: 0.0)",
     )
     m.add_argument(
         "--seed",
-        type=int,
+        type=option_int(plain=True),
         default=rgb.DEFAULT_SEED,
         help=f"seed set before each instance (default: {rgb.DEFAULT_SEED})",
     )
@@ -168,7 +172,7 @@ def _register_score(rsub: Any) -> None:
     _add_dataset(sc, False)
     sc.add_argument(
         "--noise-rate",
-        type=float,
+        type=option_float(plain=True),
         metavar="R",
         help="noise rate written to the output and deciding the noise-1 rule; default: the records' "
         "'noise_rate', else the file name",
@@ -221,7 +225,12 @@ def _register_judge(rsub: Any) -> None:
     )
     j.add_argument("--judged", required=True, choices=rgb.JUDGED, help="reject = Rej*, fact = ED* and CR")
     j.add_argument("--dataset", metavar="NAME", help="dataset name; default: parsed from the file name")
-    j.add_argument("--noise-rate", type=float, metavar="R", help="default: the records' noise_rate, else the file name")
+    j.add_argument(
+        "--noise-rate",
+        type=option_float(plain=True),
+        metavar="R",
+        help="default: the records' noise_rate, else the file name",
+    )
     add_records_option(
         j,
         what="the labelled records with judge_prompt and evaluation (what rgb score --judged --use-labels reads)",
