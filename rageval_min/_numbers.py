@@ -21,6 +21,8 @@ reader                 accepts
                        at most ``max_len`` characters, or None
 :func:`float_text`     the text of a number (``float()``'s syntax), at most ``max_len`` characters
                        when given, or None; ``finite=True`` also refuses NaN and the infinities
+:func:`decimal_fault`  (a check, not a reader) why a :class:`~decimal.Decimal` is not an exact
+                       amount ``>= 0`` a :class:`~fractions.Fraction` can hold cheaply, or None
 :func:`integer_fault`  (a check, not a reader) why a value is not an int in ``[lo, hi]``, or None
 :func:`number_fault`   (a check, not a reader) why a value is not a finite number in a range, or None
 =====================  ==========================================================================
@@ -35,16 +37,19 @@ The module is kernel code: it names no family, uses only the standard library an
 """
 
 import math
+from decimal import Decimal
 from typing import Any, Callable, Optional, Union
 
 from .errors import ScoringError
 
 __all__ = [
     "MAX_COUNT",
+    "MAX_DECIMAL_EXPONENT",
     "MAX_NUMBER_TEXT",
     "MAX_OPTION_DIGITS",
     "as_float",
     "count",
+    "decimal_fault",
     "finite_float",
     "float_text",
     "int_text",
@@ -58,6 +63,9 @@ __all__ = [
 MAX_COUNT = 2**53
 #: The longest integer option accepted, in characters (longer text is refused before ``int()``).
 MAX_OPTION_DIGITS = 30
+#: The largest power of ten either side of the point :func:`decimal_fault` lets through (``1e9999999``
+#: is a valid decimal whose exact fraction takes seconds to build and megabytes to hold).
+MAX_DECIMAL_EXPONENT = 300
 #: The longest number text :func:`int_text` and :func:`float_text` read by default (CPython's own
 #: default limit on ``int()`` of a string, ``sys.get_int_max_str_digits()``, on every Python).
 MAX_NUMBER_TEXT = 4300
@@ -205,6 +213,23 @@ def float_text(text: Union[str, bytes], max_len: Optional[int] = None, *, finite
     except ValueError:
         return None
     return None if finite and not math.isfinite(value) else value
+
+
+def decimal_fault(value: Decimal) -> Optional[str]:
+    """Why ``value`` is not an amount for exact arithmetic: ``None`` when it is, else ``"nonfinite"``
+    (NaN or an infinity), ``"negative"`` or ``"size"`` (a power of ten beyond
+    :data:`MAX_DECIMAL_EXPONENT` either side of the point).
+
+    >>> [decimal_fault(Decimal(t)) for t in ("0.15", "-1", "Infinity", "1e9999999", "1e-400", "0")]
+    [None, 'negative', 'nonfinite', 'size', 'size', None]
+    """
+    if not value.is_finite():
+        return "nonfinite"
+    if value < 0:
+        return "negative"
+    if value and abs(value.adjusted()) > MAX_DECIMAL_EXPONENT:
+        return "size"
+    return None
 
 
 def integer_fault(value: Any, lo: int, hi: int) -> Optional[str]:

@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any, Dict, Mapping, NamedTuple, Optional
 
 from .._io import read_text
+from .._numbers import MAX_DECIMAL_EXPONENT, decimal_fault
 from ..errors import ScoringError
 
 __all__ = [
@@ -127,7 +128,12 @@ def _price(value: Any, where: str) -> Fraction:
         d = Decimal(value)
     except InvalidOperation:
         raise ScoringError(f"not a decimal number: {value!r}", field=where) from None
-    if not d.is_finite() or d < 0:
+    fault = decimal_fault(d)
+    if fault == "size":
+        raise ScoringError(
+            f"a price of more than {MAX_DECIMAL_EXPONENT} digits either side of the point is not supported", field=where
+        )
+    if fault is not None:
         raise ScoringError(f"a price must be a finite number >= 0, got {value!r}", field=where)
     return Fraction(d)
 

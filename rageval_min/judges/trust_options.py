@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Optional, Tuple
 
 from .._io import read_text
-from .._numbers import option_int
+from .._numbers import MAX_DECIMAL_EXPONENT, decimal_fault, option_int
 from ..errors import ScoringError
 from .accounting import Ledger
 from .calibration import check_calibration, template_hash
@@ -47,7 +47,11 @@ def _usd(text: str) -> Fraction:
         d = Decimal(text)
     except InvalidOperation:
         raise argparse.ArgumentTypeError(f"not a decimal number: {text!r}") from None
-    if not d.is_finite() or d < 0:
+    fault = decimal_fault(d)
+    if fault == "size":
+        size = f"at most {MAX_DECIMAL_EXPONENT} digits either side of the point"
+        raise argparse.ArgumentTypeError(f"must be a number >= 0 of {size}")
+    if fault is not None:
         raise argparse.ArgumentTypeError("must be a finite number >= 0")
     return Fraction(d)
 
