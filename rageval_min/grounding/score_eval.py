@@ -53,6 +53,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Named
 from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import Problems, iter_jsonl
 from .._metrics import Input, InputField, Metric
+from .._numbers import float_text
 from .._parallel import accumulate_items
 from .._signature import make_signature
 from .._state_schema import Count, Fields, Integer, Items, Schema, Text
@@ -798,9 +799,8 @@ def evaluate_reference_gates(
     passed = True
     for key, metric, op in order:
         if not passed:
-            try:
-                threshold = float(gates[key])
-            except (KeyError, ValueError):
+            threshold = float_text(gates[key]) if key in gates else None
+            if threshold is None:
                 continue
             outcomes.append(
                 GateOutcome(metric, op, threshold, values[metric], None, f"{metric}{op}{gates[key].strip()}")
@@ -811,10 +811,9 @@ def evaluate_reference_gates(
                 f"--gates has no {key!r} gate, which the reference requires "
                 f"(given: {', '.join(map(repr, gates)) or 'none'})"
             )
-        try:
-            threshold = float(gates[key])
-        except ValueError:
-            raise ScoringError(f"--gates {key}={gates[key]!r}: not a number") from None
+        threshold = float_text(gates[key])
+        if threshold is None:
+            raise ScoringError(f"--gates {key}={gates[key]!r}: not a number")
         value = values[metric]
         ok = value >= threshold if op == ">=" else value <= threshold
         outcomes.append(GateOutcome(metric, op, threshold, value, ok, f"{metric}{op}{gates[key].strip()}"))
