@@ -63,6 +63,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from xml.parsers import expat
 from xml.sax.saxutils import escape
 
+from ._numbers import int_text
 from .errors import ScoringError
 
 __all__ = ["read_xlsx_rows", "read_xlsx_records", "write_xlsx", "sheet_names"]
@@ -407,10 +408,7 @@ class _Sheet(_StringItems):
         self.next_col = 0
         r_attr = attrs.get("r")
         if r_attr:
-            try:
-                number = int(r_attr)
-            except ValueError:
-                number = None
+            number = int_text(r_attr)
             if number is None:
                 self.row_error = f'row number r="{r_attr}" is not an integer'
             elif not 1 <= number <= MAX_ROWS:
@@ -478,10 +476,10 @@ class _Sheet(_StringItems):
                 raise ScoringError(
                     f"cell {ref}: shared string {vtext!r} but the workbook has no xl/sharedStrings.xml part"
                 )
-            try:
-                return self.shared[int(vtext)]
-            except (ValueError, IndexError):
-                raise ScoringError(f"cell {ref}: bad shared-string index {vtext!r}") from None
+            index = int_text(vtext)
+            if index is None or not -len(self.shared) <= index < len(self.shared):
+                raise ScoringError(f"cell {ref}: bad shared-string index {vtext!r}")
+            return self.shared[index]
         if t in ("str", "e"):
             return vtext
         if t == "b":
