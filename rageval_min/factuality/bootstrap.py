@@ -15,7 +15,7 @@ from typing import (
     Union,
 )
 
-from .._numbers import MAX_OPTION_DIGITS
+from .._numbers import MAX_OPTION_DIGITS, int_text
 from .._stats import np_mean, pairwise_sum
 from ..errors import ScoringError
 from ._common import (
@@ -120,9 +120,10 @@ def parse_max_claims(text: Union[str, int], field: str = "max_claims") -> Tuple[
     """
     raw = str(text).strip()
     if _INT_RE.match(raw):
-        if len(raw) > MAX_OPTION_DIGITS:  # int() of 5,000 digits raises; far fewer are already absurd
+        k = int_text(raw, MAX_OPTION_DIGITS)  # int() of 5,000 digits raises; far fewer are already absurd
+        if k is None:
             raise ScoringError(f"--max-claims: an integer of {len(raw)} digits is too large", field=field)
-        return int(raw), "fixed"
+        return k, "fixed"
     if raw in ("median", "max") or re.match(r"^p\d{1,3}$", raw):
         select_k([1], raw)  # validates pNN <= 100
         return None, raw

@@ -18,7 +18,6 @@ NUL bytes (a power loss) are skipped too, and said (:attr:`JudgeCache.notes`).
 
 import hashlib
 import json
-import math
 import os
 import threading
 from typing import (
@@ -30,6 +29,7 @@ from typing import (
     Optional,
 )
 
+from .._numbers import float_text
 from ..errors import ScoringError
 from .interface import _SURROGATE_RE, canonical_json
 
@@ -60,8 +60,8 @@ def _strict_loads(text: str) -> Any:
         raise _UnsafeJson(f"{name} is not a JSON number")
 
     def number(tok: str) -> float:
-        v = float(tok)
-        if not math.isfinite(v):
+        v = float_text(tok, finite=True)
+        if v is None:
             raise _UnsafeJson(f"the number {tok[:30]} overflows a float")
         return v
 
