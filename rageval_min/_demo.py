@@ -67,6 +67,9 @@ def load_cases(root: str, family: str) -> List[Dict[str, Any]]:
     try:
         with open(path, encoding="utf-8") as fh:
             cases = json.load(fh)
+    except json.JSONDecodeError as exc:  # name the line where the JSON breaks
+        msg = f"cannot read the cases: {exc.msg} at column {exc.colno}"
+        raise ScoringError(msg, path=path, line=exc.lineno) from None
     except (OSError, ValueError) as exc:
         raise ScoringError(f"cannot read the cases: {exc}", path=path) from None
 

@@ -597,7 +597,9 @@ def _iter_delimited(path: str, delimiter: str, *, bom_tolerant: bool) -> Iterato
         try:
             reader = csv.reader(wrapper, delimiter=delimiter)
             header: Optional[List[str]] = None
+            end = 0  # the last line of the previous record: a quoted cell may span lines
             for row in reader:
+                start, end = end + 1, reader.line_num  # name the line where a record starts
                 if header is None:
                     if row and row[0].startswith(_BOM):
                         if not bom_tolerant:
@@ -613,9 +615,9 @@ def _iter_delimited(path: str, delimiter: str, *, bom_tolerant: bool) -> Iterato
                     raise ScoringError(
                         f"has {len(row)} columns, the header has {len(header)}",
                         path=path,
-                        line=reader.line_num,
+                        line=start,
                     )
-                yield reader.line_num, dict(zip(header, row))
+                yield start, dict(zip(header, row))
             if header is None:
                 raise ScoringError("holds no records (the file is empty)", path=path)
         except UnicodeDecodeError as exc:

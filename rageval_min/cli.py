@@ -25,6 +25,7 @@ import argparse
 import contextvars
 import gc
 import os
+import re
 import sys
 from typing import Any, List, NoReturn, Optional, Sequence, TextIO
 
@@ -241,7 +242,39 @@ class _HeldNotes:
         """The one line of an input error, with the held notes (dropped from the stream) after it."""
         held = "; ".join(n[len(self.PREFIX) :].rstrip("\n") for n in self.notes)
         self.notes = []
-        return f"rageval-min: error: {message}" + (f" (note: {held})" if held else "") + "\n"
+        return f"rageval-min: error: {one_line(message)}" + (f" (note: {held})" if held else "") + "\n"
+
+
+_LONG_DIGITS = re.compile(r"[0-9]{41,}")
+_LONG_WORD = re.compile(r"[^\s/]{201,}")
+
+
+def _digits(match: "re.Match[str]") -> str:
+    run = match.group()
+    return f"{run[:8]}...{run[-4:]} ({len(run)} digits)"
+
+
+def _word(match: "re.Match[str]") -> str:
+    run = match.group()
+    return f"{run[:80]}...{run[-20:]} ({len(run)} characters)"
+
+
+def one_line(message: str) -> str:
+    """``message`` as one printable line of bounded length: control characters (and other
+    unprintable ones, lone surrogates included) escaped, a number of more than 40 digits described
+    by its ends and length, any other run of more than 200 characters (no space, no ``/``) by its
+    ends and length.  A message without such parts is returned unchanged.
+
+    >>> one_line("bad: " + "9" * 5000)
+    'bad: 99999999...9999 (5000 digits)'
+    >>> one_line("name 'a\\x1b[2J\\nb'")
+    "name 'a\\\\x1b[2J\\\\x0ab'"
+    >>> one_line("gold.jsonl:3: k: must be an integer, got '12'")
+    "gold.jsonl:3: k: must be an integer, got '12'"
+    """
+    from ._cli_common import printable
+
+    return _LONG_WORD.sub(_word, _LONG_DIGITS.sub(_digits, printable(message)))
 
 
 def _started(collect: bool) -> None:

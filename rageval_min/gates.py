@@ -112,9 +112,11 @@ def check_gate_names(gates: Iterable[Gate], names: Iterable[str]) -> None:
     for gate in gates:
         base = gate.name[: -len(gate.name.split(".")[-1]) - 1] if gate.name.endswith(BOUNDS) else None
         if gate.name not in known and base not in known:
+            # the first 30 names: a line of bounded length
+            shown = valid if len(valid) <= 30 else valid[:30] + [f"... ({len(valid) - 30} more)"]
             raise ScoringError(
                 f"--gate {gate.text!r}: unknown metric {gate.name!r}; valid names: "
-                + ", ".join(valid)
+                + ", ".join(shown)
                 + " (and NAME.ci_low, NAME.ci_high: the bounds of a metric's interval)"
             )
 

@@ -43,6 +43,25 @@ class Base(NamedTuple):
     exits: Tuple[int, ...] = (0, 1)
 
 
+class Where(NamedTuple):
+    """What one change touched, for the oracle's location check (tests/test_fuzz.py).
+
+    ``kind`` is one of: ``file`` (the whole file: empty, garbage, cut bytes, bad UTF-8, JSON Lines
+    as one array), ``document`` (a value inside a whole-file JSON document: no line numbers),
+    ``value`` / ``dropped`` / ``renamed`` / ``doubled`` (a JSON Lines record's value at ``keys``,
+    on ``line``), ``line-cut`` / ``line-dropped`` / ``line-doubled`` / ``line-junk`` /
+    ``line-field`` (one physical line of a text, TSV or JSON Lines file), ``option``, ``gate``.
+    """
+
+    kind: str
+    line: Optional[int] = None  # 1-based, in the file as written
+    keys: Tuple[str, ...] = ()  # the string keys on the path of the changed JSON value
+    option: Optional[str] = None  # the changed option
+    text: str = ""  # the new value or line (JSON text), or the cut line
+    document: bool = False  # a line change in a whole-file JSON document (the parser names a line)
+    span: Tuple[int, int] = (0, 0)  # a TSV file: the lines of the record holding ``line``, before the change
+
+
 class Case(NamedTuple):
     """One fuzz case, ready to run."""
 
@@ -53,6 +72,7 @@ class Case(NamedTuple):
     inputs: List[str]  # every input file of the command line
     outdir: str
     records_raw: bool  # its records keep the reference's NaN bytes (MT-RAG), not strict JSON
+    where: Optional[Where] = None  # what the change touched (None: nothing changed)
 
 
 def _gold_bases() -> List[Base]:
@@ -307,28 +327,31 @@ def _parent(doc: Any, path: Tuple[Any, ...]) -> Any:
     return doc
 
 
-def mutate_json(doc: Any, rng: random.Random) -> Tuple[Any, str]:
-    """``doc`` with one value replaced, dropped or renamed (a copy), and what was done."""
+def mutate_json(doc: Any, rng: random.Random) -> Tuple[Any, str, Where]:
+    """``doc`` with one value replaced, dropped or renamed (a copy), what was done and where."""
     doc = json.loads(json.dumps(doc))
     paths = _nodes(doc)
     if not paths:
-        return _Raw(hostile_value(rng)), "the whole value replaced"
+        text = hostile_value(rng)
+        return _Raw(text), "the whole value replaced", Where("value", text=text)
     numeric = [p for p in paths if _is_number(_get(doc, p))]
     path = rng.choice(numeric if numeric and rng.random() < 0.5 else paths)
     parent, key = _parent(doc, path), path[-1]
+    keys = tuple(k for k in path if isinstance(k, str))
     kind = rng.random()
     if kind < 0.7:
         text = hostile_value(rng)
         parent[key] = _Raw(text)
-        return doc, f"{_show(path)} = {text[:60]}{'...' if len(text) > 60 else ''}"
+        what = f"{_show(path)} = {text[:60]}{'...' if len(text) > 60 else ''}"
+        return doc, what, Where("value", keys=keys, text=text)
     if kind < 0.85:
         del parent[key]
-        return doc, f"{_show(path)} dropped"
+        return doc, f"{_show(path)} dropped", Where("dropped", keys=keys)
     if isinstance(parent, dict):
         parent[key + "_renamed"] = parent.pop(key)
-        return doc, f"{_show(path)} renamed"
+        return doc, f"{_show(path)} renamed", Where("renamed", keys=keys)
     parent.insert(key, parent[key])
-    return doc, f"{_show(path)} doubled"
+    return doc, f"{_show(path)} doubled", Where("doubled", keys=keys)
 
 
 def _get(doc: Any, path: Tuple[Any, ...]) -> Any:
@@ -361,22 +384,22 @@ def _jsonl_lines(text: str) -> Optional[List[Any]]:
         return None
 
 
-def _mutate_lines(lines: List[str], rng: random.Random, jsonish: bool) -> Tuple[List[str], str]:
+def _mutate_lines(lines: List[str], rng: random.Random, jsonish: bool) -> Tuple[List[str], str, Where]:
     i = rng.randrange(len(lines))
     kind = rng.random()
     if kind < 0.25:
         cut = rng.randrange(max(1, len(lines[i])))
         lines[i] = lines[i][:cut]
-        return lines, f"line {i + 1} cut at {cut}"
+        return lines, f"line {i + 1} cut at {cut}", Where("line-cut", i + 1, text=lines[i])
     if kind < 0.35:
         del lines[i]
-        return lines, f"line {i + 1} dropped"
+        return lines, f"line {i + 1} dropped", Where("line-dropped", i + 1)
     if kind < 0.45:
         lines.insert(i, lines[i])
-        return lines, f"line {i + 1} doubled"
+        return lines, f"line {i + 1} doubled", Where("line-doubled", i + 1, text=lines[i])
     if kind < 0.55:
         lines.insert(i, rng.choice(["", "   ", "\x00", "\ufeff", "#", "[]", "null", "1", '"x"', "{}"]))
-        return lines, f"junk line before line {i + 1}"
+        return lines, f"junk line before line {i + 1}", Where("line-junk", i + 1, text=lines[i])
     sep = "\t" if "\t" in lines[i] else " "
     fields = lines[i].split(sep)
     f = rng.randrange(len(fields))
@@ -387,45 +410,73 @@ def _mutate_lines(lines: List[str], rng: random.Random, jsonish: bool) -> Tuple[
     else:
         fields.insert(f, rng.choice(["x", "1"]))
     lines[i] = sep.join(fields)
-    return lines, f"line {i + 1} field {f + 1} changed"
+    return lines, f"line {i + 1} field {f + 1} changed", Where("line-field", i + 1, text=lines[i])
 
 
-def mutate_file(data: bytes, rng: random.Random) -> Tuple[bytes, str]:
-    """The bytes of an input file with one change, and what was changed."""
+def mutate_file(data: bytes, rng: random.Random) -> Tuple[bytes, str, Where]:
+    """The bytes of an input file with one change, what was changed and where."""
     kind = rng.random()
     if kind < 0.04:
-        return b"", "empty file"
+        return b"", "empty file", Where("file")
     if kind < 0.08:
-        return _garbage(rng), "binary garbage"
+        return _garbage(rng), "binary garbage", Where("file")
     if kind < 0.11:
         cut = rng.randrange(max(1, len(data)))
-        return data[:cut], f"cut at byte {cut}"
+        return data[:cut], f"cut at byte {cut}", Where("file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:  # xlsx: damage some bytes
         pos = rng.randrange(max(1, len(data)))
-        return data[:pos] + _garbage(rng) + data[pos + 8 :], f"bytes damaged at {pos}"
+        return data[:pos] + _garbage(rng) + data[pos + 8 :], f"bytes damaged at {pos}", Where("file")
     if kind < 0.13:
-        return text.encode("utf-8") + b"\xff\xfe\x80", "invalid UTF-8 at the end"
+        return text.encode("utf-8") + b"\xff\xfe\x80", "invalid UTF-8 at the end", Where("file")
     records = _jsonl_lines(text)
     if records is not None and len(records) > 1:
         if kind < 0.16:
-            return json.dumps(records).encode(), "JSON Lines written as one JSON array"
+            return json.dumps(records).encode(), "JSON Lines written as one JSON array", Where("file")
         i = rng.randrange(len(records))
         if kind < 0.70:
-            new, what = mutate_json(records[i], rng)
+            new, what, where = mutate_json(records[i], rng)
             lines = [json.dumps(r, ensure_ascii=False) for r in records]
             lines[i] = _dump(new)
-            return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"), f"line {i + 1}: {what}"
+            data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+            return data, f"line {i + 1}: {what}", where._replace(line=i + 1)
     elif records is not None:  # one JSON document
         if kind < 0.75:
-            new, what = mutate_json(records[0], rng)
-            return _dump(new).encode("utf-8", "surrogatepass"), what
+            new, what, where = mutate_json(records[0], rng)
+            return _dump(new).encode("utf-8", "surrogatepass"), what, where._replace(kind="document")
     lines = text.splitlines()
     if not lines:
-        return b"x", "a file that was empty given one byte"
-    new_lines, what = _mutate_lines(lines, rng, records is not None)
-    return ("\n".join(new_lines) + "\n").encode("utf-8"), what
+        return b"x", "a file that was empty given one byte", Where("file")
+    new_lines, what, where = _mutate_lines(lines, rng, records is not None)
+    document = records is not None and len(records) == 1 or _is_document(text)
+    span = record_span(text, where.line or 0) if records is None and "\t" in text else (0, 0)
+    return ("\n".join(new_lines) + "\n").encode("utf-8"), what, where._replace(document=document, span=span)
+
+
+def record_span(text: str, line: int) -> Tuple[int, int]:
+    """The first and last line of the TSV record (a quoted cell may span lines) holding ``line``."""
+    import csv
+    import io
+
+    end = 0
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
+    try:
+        for _ in reader:
+            start, end = end + 1, reader.line_num
+            if start <= line <= end:
+                return start, end
+    except csv.Error:
+        pass
+    return line, line
+
+
+def _is_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _reseal(data: bytes) -> bytes:
@@ -496,7 +547,7 @@ def numeric_options(argv: List[str]) -> List[str]:
 GATE_NAMES = ["precision", "chr", "rougeL.fmeasure", "f1", "nDCG", "kappa", "correct", "delta", "x"]
 
 
-def mutate_options(argv: List[str], rng: random.Random) -> Tuple[List[str], str]:
+def mutate_options(argv: List[str], rng: random.Random) -> Tuple[List[str], str, Where]:
     """``argv`` with one numeric option (or a gate) given a hostile value."""
     argv = list(argv)
     options = numeric_options(argv) if argv[0] != "demo" else []
@@ -504,13 +555,13 @@ def mutate_options(argv: List[str], rng: random.Random) -> Tuple[List[str], str]
     if not options or rng.random() < 0.2:
         op = rng.choice([">=", "<=", "==", ">", "<"])
         gate = f"{rng.choice(GATE_NAMES)}{op}{value}"
-        return argv + ["--gate", gate], f"--gate {gate[:60]}"
+        return argv + ["--gate", gate], f"--gate {gate[:60]}", Where("gate", option="--gate", text=gate)
     option = rng.choice(options)
     if option in argv and rng.random() < 0.7:
         argv[argv.index(option) + 1] = value
     else:
         argv += [option, value]
-    return argv, f"{option} {value[:40]}{'...' if len(value) > 40 else ''}"
+    return argv, f"{option} {value[:40]}{'...' if len(value) > 40 else ''}", Where("option", option=option, text=value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,18 +611,21 @@ def make_case(base: Base, sources: Dict[str, str], folder: str, seed: int, chang
     if base.argv[0] == "demo":
         files = [os.path.join(inputs[2], "grounding", "cases.json")]
     mutated: Optional[str] = None
+    where: Optional[Where] = None
     if not change:
         what = "nothing changed"
     elif files and rng.random() < 0.7:
         mutated = rng.choice(files)
         with open(mutated, "rb") as fh:
-            data, what = mutate_file(fh.read(), rng)
+            data, what, where = mutate_file(fh.read(), rng)
         if argv[0] == "merge" and rng.random() < 0.7:
             data, what = _reseal(data), what + " (digest recomputed)"
+        if argv[0] == "merge" and where.kind != "file":
+            where = where._replace(kind="document")  # _reseal rewrites it as one document
         with open(mutated, "wb") as fh:
             fh.write(data)
         what = f"{os.path.basename(mutated)}: {what}"
     else:
-        argv, what = mutate_options(argv, rng)
+        argv, what, where = mutate_options(argv, rng)
     raw = argv[0] == "mtrag"
-    return Case(base.name, argv, what, mutated, list(inputs.values()), outdir, raw)
+    return Case(base.name, argv, what, mutated, list(inputs.values()), outdir, raw, where)

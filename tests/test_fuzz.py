@@ -8,6 +8,10 @@ of the README:
 * the exit code is 0, 1 or 2 (3 is a bug; no traceback is printed);
 * on exit 2, stderr is exactly one line, ``rageval-min: error: ...``, naming the changed input
   file when the change was in a file, and no output file is left behind;
+* on exit 2, the message says where the change is: ``file:LINE`` of a changed line (and the field
+  of a replaced JSON value), the option of a changed option, with the narrow, counted exemptions of
+  tests/fuzzoracle.py; no stderr line holds a raw control character, echoes a number of more than
+  100 digits or runs over 2,000 characters;
 * every JSON report or record written (files and stdout) is strict JSON (no ``NaN``/``Infinity``;
   MT-RAG records keep the reference's own bytes, see docs/security.md), every JUnit report parses
   as XML.
@@ -17,7 +21,9 @@ base command lines; about 40 s on two cores).  For a long local run::
 
     RAGEVAL_MIN_FUZZ_CASES=20000 python -m pytest -q tests/test_fuzz.py
 
-``RAGEVAL_MIN_FUZZ_SEED`` (default 0) draws another set of cases.  A failure prints the seed, the
+``RAGEVAL_MIN_FUZZ_SEED`` (default 0) draws another set of cases; ``RAGEVAL_MIN_FUZZ_COUNTS=FILE``
+appends how many exit-2 cases each location rule decided (one JSON line per run);
+``RAGEVAL_MIN_FUZZ_DUMP=FILE`` appends every exit-2 case (change, location, message).  A failure prints the seed, the
 change, the command line and a one-case reproducer::
 
     RAGEVAL_MIN_FUZZ_REPLAY=<base>:<seed> python -m pytest -q tests/test_fuzz.py -k replay
@@ -27,10 +33,11 @@ import io
 import json
 import os
 import xml.etree.ElementTree as ET
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import pytest
 from fuzzgen import Base, Case, bases, make_case, make_sources
+from fuzzoracle import RULE_COUNTS, location_problems, message_problems, normalized
 
 from rageval_min.cli import main
 
@@ -42,7 +49,11 @@ PER_BASE = max(1, -(-CASES // len(BASES)))
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory):
-    return make_sources(str(tmp_path_factory.mktemp("fuzz-sources")), main)
+    yield make_sources(str(tmp_path_factory.mktemp("fuzz-sources")), main)
+    counts = os.environ.get("RAGEVAL_MIN_FUZZ_COUNTS")
+    if counts:  # the long-run report: how many exit-2 cases each location rule decided
+        with open(counts, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"seed": SEED, "cases": CASES, "rules": dict(sorted(RULE_COUNTS.items()))}) + "\n")
 
 
 def _refuse(name: str) -> None:
@@ -89,8 +100,9 @@ def _output_problems(case: Case, stdout: str) -> List[str]:
     return [p for p in problems if p]
 
 
-def contract_problems(case: Case, code: int, stdout: str, stderr: str) -> List[str]:
-    """How one run broke the contract (empty when it kept it)."""
+def contract_problems(case: Case, code: int, stdout: str, stderr: str, base_error: Optional[str] = None) -> List[str]:
+    """How one run broke the contract (empty when it kept it); ``base_error``: the normalized
+    message of the unchanged command line when that is an input error."""
     problems = []
     if code not in (0, 1, 2):
         problems.append(f"exit {code}")
@@ -102,12 +114,26 @@ def contract_problems(case: Case, code: int, stdout: str, stderr: str) -> List[s
             problems.append(f"{len(lines)} stderr lines on exit 2")
         if case.mutated and not any(os.path.basename(p) in stderr for p in case.inputs):
             problems.append("the exit-2 message names no input file")
+        else:
+            problems += location_problems(case, stderr, base_error)
+        problems += message_problems(stderr)
         left = os.listdir(case.outdir)
         if left:
             problems.append(f"output left behind on exit 2: {left}")
     elif code in (0, 1):
         problems += _output_problems(case, stdout)
     return problems
+
+
+def _dump_case(case: Case, stderr: str) -> None:
+    path = os.environ.get("RAGEVAL_MIN_FUZZ_DUMP")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            where = case.where._asdict() if case.where else None
+            if where:
+                where["text"] = where["text"][:80]
+            row = {"base": case.base, "change": case.change[:200], "where": where, "err": stderr[:600]}
+            fh.write(json.dumps(row) + "\n")
 
 
 class _Hang(BaseException):
@@ -152,11 +178,27 @@ def _report(index: int, seed: int, case: Case, code: int, stderr: str, problems:
     )
 
 
+_BASE_ERRORS: Dict[int, Optional[str]] = {}
+
+
+def _base_error(index: int, base: Base, sources, folder) -> Optional[str]:
+    """The normalized exit-2 message of the unchanged command line (None when it is not exit 2)."""
+    if index not in _BASE_ERRORS:
+        _BASE_ERRORS[index] = None
+        if 2 in base.exits:
+            code, _, err = run_case(make_case(base, sources, str(folder), 0, change=False))
+            _BASE_ERRORS[index] = normalized(err) if code == 2 else None
+    return _BASE_ERRORS[index]
+
+
 def _run_one(index: int, base: Base, seed: int, sources, folder) -> Optional[str]:
     """The failure report of one case (None when it kept the contract)."""
+    base_error = _base_error(index, base, sources, folder.parent / f"base{index}")
     case = make_case(base, sources, str(folder), seed)
     code, out, err = run_case(case)
-    problems = contract_problems(case, code, out, err)
+    problems = contract_problems(case, code, out, err, base_error)
+    if code == 2:
+        _dump_case(case, err)
     if not problems:
         return None
     return _report(index, seed, case, code, err, problems)
@@ -190,5 +232,5 @@ def test_replay(sources, tmp_path):
     if not spec:
         pytest.skip("set RAGEVAL_MIN_FUZZ_REPLAY=<base>:<seed> to replay one fuzz case")
     index, seed = (int(x) for x in spec.split(":"))
-    report, _ = _run_one(index, BASES[index], seed, sources, tmp_path / "case")
+    report = _run_one(index, BASES[index], seed, sources, tmp_path / "case")
     assert report is None, report

@@ -136,7 +136,7 @@ def test_agreement_labels(tmp_path):
         os.path.join(G, "judge", "agreement_human.jsonl"), tmp_path / "h2.jsonl", 1, '"no"', '"maybe"'
     )
     r = run_cli(["judge", "agreement", "--judge", judge, "--human", human, "--labels", "no,partial,yes"])
-    _one_line_error(r, "h2.jsonl: id='r02': label 'maybe' is not in the given label order")
+    _one_line_error(r, "h2.jsonl:2: id='r02': label 'maybe' is not in the given label order")
     r = run_cli(["judge", "agreement", "--judge", judge, "--human", human, "--min-n", HUGE])
     _one_line_error(r, "--min-n: an integer of more than 30 digits is not supported, got a number of 401 digits")
 

@@ -217,16 +217,18 @@ def _responses(
 ) -> _Responses:
     """Check every record (before any judge call) and gather its id, response, prompt and passages."""
     out = _Responses([], [], [], [])
+    lines = getattr(records, "lines", None)  # the input lines, when read by read_judge_input
     for pos, rec in enumerate(records, 1):
         rid = rec.get("id", pos)
+        at: Dict[str, Any] = {"path": path, "line": lines[pos - 1] if lines and path else None, "record": f"id={rid}"}
         for name in (response_field, prompt_field):
             if not isinstance(rec.get(name), str):
-                raise ScoringError("missing or not a string", path=path, record=f"id={rid}", field=name)
+                raise ScoringError("missing or not a string", field=name, **at)
         passages = rec.get(passages_field, [])
         if isinstance(passages, str):
             passages = [passages]
         if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
-            raise ScoringError("must be a list of strings", path=path, record=f"id={rid}", field=passages_field)
+            raise ScoringError("must be a list of strings", field=passages_field, **at)
         out.ids.append(rid)
         out.responses.append(rec[response_field])
         out.prompts.append(rec[prompt_field])
@@ -365,9 +367,20 @@ def judge_responses(
     return _judged_lines(rs.ids, rated, steps.failed)
 
 
+class _Records(List[Dict[str, Any]]):
+    """The records of an input file, with the line of each (for errors that name it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: List[int] = []
+
+
 def read_judge_input(path: str) -> List[Dict[str, Any]]:
     """The records of a ``factuality judge`` input (checked before any judge call; none is an input error)."""
-    records: List[Dict[str, Any]] = [rec for _, rec in iter_records(path)]
+    records = _Records()
+    for line, rec in iter_records(path):
+        records.append(rec)
+        records.lines.append(line)
     if not records:
         raise ScoringError("no valid record: the file holds no response", path=path)
     return records

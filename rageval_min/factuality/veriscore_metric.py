@@ -243,7 +243,8 @@ def veriscore_item(record: Mapping[str, Any], *, where: str = "") -> ItemRow:
             raise ScoringError(str(exc), record=where or None) from None
         s, total = 0, 0
     if s < 0 or total < 0:
-        raise ScoringError(f"counts must not be negative, got {s} and {total}", record=where or None)
+        field = "supported" if s < 0 else "total_claims"
+        raise ScoringError(f"counts must not be negative, got {s} and {total}", record=where or None, field=field)
     return {
         "id": record.get("id", where),
         "model": str(record.get("model", record.get("model_name", ""))),

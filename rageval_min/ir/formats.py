@@ -257,7 +257,8 @@ def _read_json(path: str) -> Any:
     except ValueError as exc:
         if isinstance(exc, ScoringError):
             raise
-        raise ScoringError(f"not valid JSON: {exc}", path=path) from None
+        line = exc.lineno if isinstance(exc, json.JSONDecodeError) else None  # where the JSON breaks
+        raise ScoringError(f"not valid JSON: {exc}", path=path, line=line) from None
 
 
 #: The largest grade magnitude (trec_eval reads grades as a C long).

@@ -159,14 +159,22 @@ def _exact_match(rec: Dict[str, Any], field: str) -> bool:
     return rec.get(field) == pairwise.EM_MARKER
 
 
+class _Labels(Dict[Any, Any]):
+    """id -> label, with the line of each id (for errors that name it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: Dict[Any, int] = {}
+
+
 def read_judge(
     path: str, *, source: str = "labels", id_field: str = "id", label_field: str = "label"
 ) -> Dict[Any, Any]:
     """id -> the judge's label (None: no verdict) of a labels file or a family's judged records."""
     if source not in SOURCES:
         raise ScoringError(f"--from must be one of {', '.join(SOURCES)}, got {source!r}")
-    out: Dict[Any, Any] = {}
-    lines: Dict[Any, int] = {}
+    out = _Labels()
+    lines = out.lines
     for line, rec in iter_records(path):
         if source == "pairwise" and _exact_match(rec, label_field):
             continue  # never judged; ref-vs-ref comparisons even share their cmp_index
@@ -191,6 +199,7 @@ class Human(NamedTuple):
     ids: List[Any]
     ratings: List[List[Optional[ag.Label]]]
     raters: int
+    lines: Dict[Any, int] = {}  # id -> its line
 
 
 def read_human(path: str, *, several: bool, id_field: str = "id", label_field: str = "label") -> Human:
@@ -224,7 +233,7 @@ def read_human(path: str, *, several: bool, id_field: str = "id", label_field: s
             row = [_label(value, path, line, field)]
         ids.append(rid)
         ratings.append(row)
-    return Human(ids, ratings, len(ratings[0]) if ratings else 0)
+    return Human(ids, ratings, len(ratings[0]) if ratings else 0, seen)
 
 
 def plurality(ratings: Sequence[Optional[ag.Label]]) -> Optional[ag.Label]:
@@ -252,6 +261,7 @@ class Inputs(NamedTuple):
     refs: List[Optional[ag.Label]]
     only_judge: int
     judge_absent: int
+    lines: Tuple[Dict[Any, int], Dict[Any, int]] = ({}, {})  # id -> line, in the judge and human files
 
 
 def join(judge: Dict[Any, Any], human: Human) -> Inputs:
@@ -261,7 +271,7 @@ def join(judge: Dict[Any, Any], human: Human) -> Inputs:
     known = set(human.ids)
     only_judge = sum(1 for rid in judge if rid not in known)
     absent = sum(1 for rid in human.ids if rid not in judge)
-    return Inputs(list(human.ids), rows, refs, only_judge, absent)
+    return Inputs(list(human.ids), rows, refs, only_judge, absent, (getattr(judge, "lines", {}), human.lines))
 
 
 def _culprit(data: Inputs, order: Optional[Sequence[ag.Label]], paths: Optional[Sequence[str]]) -> Dict[str, Any]:
@@ -272,7 +282,8 @@ def _culprit(data: Inputs, order: Optional[Sequence[ag.Label]], paths: Optional[
         for col, x in enumerate(row):
             odd = x not in set(order) if order is not None else isinstance(x, str) != isinstance(first, str)
             if x is not None and odd and paths:
-                return {"path": paths[0 if col == 0 else 1], "record": f"id={rid!r}"}
+                line = data.lines[0 if col == 0 else 1].get(rid)
+                return {"path": paths[0 if col == 0 else 1], "line": line, "record": f"id={rid!r}"}
     return {}
 
 

@@ -102,11 +102,21 @@ def resolve_noise_rate(path: str, noise_rate: Optional[float] = None) -> float:
     """
     if noise_rate is not None:
         return check_noise_rate(noise_rate, field="--noise-rate")
-    seen = {rec["noise_rate"] for _, rec in read_records(path) if "noise_rate" in rec and _is_number(rec["noise_rate"])}
+    seen: Dict[Any, int] = {}  # value -> the first line holding it
+    for line, rec in read_records(path):
+        value = rec.get("noise_rate")
+        if "noise_rate" in rec and _is_number(value) and value not in seen:
+            if seen:  # name the first record that disagrees, and the line it disagrees with
+                first, at = next(iter(seen.items()))
+                raise ScoringError(
+                    f"records have different noise_rate values [{first!r} at line {at}, {value!r}]; pass --noise-rate",
+                    path=path,
+                    line=line,
+                    field="noise_rate",
+                )
+            seen[value] = line
     if len(seen) == 1:
-        return check_noise_rate(seen.pop(), path=path)
-    if len(seen) > 1:
-        raise ScoringError(f"records have different noise_rate values {sorted(seen)}; pass --noise-rate", path=path)
+        return check_noise_rate(next(iter(seen)), path=path)
     try:
         rate = parse_prediction_filename(path).noise_rate
     except ScoringError:
