@@ -43,7 +43,13 @@ def merge_files(paths: List[str]) -> Accumulator:
                 f"the same shard as {seen[digest]}: merging it twice would count its items twice", path=path
             )
         seen[digest] = path
-        merged = acc if merged is None else merged.merge(acc)
+        try:
+            merged = acc if merged is None else merged.merge(acc)
+        except ScoringError as exc:  # options or family differ: name the state that does not fit
+            if exc.path is not None:
+                raise
+            before = ", ".join(p for p in seen.values() if p != path)
+            raise ScoringError(f"{exc.msg} (merging it into {before})", path=path) from None
     return merged
 
 

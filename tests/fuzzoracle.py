@@ -25,6 +25,9 @@ Each exemption below is one narrow, documented reason why a correct message name
 * ``document-as-text``: a line of a whole-file JSON document was cut, dropped, doubled, changed or
   preceded by junk: the JSON parser names the line where the syntax broke, which is the changed
   line or a later one: ``file:N`` with ``N >= LINE - 1``.
+* ``document-content``: a line of a whole-file JSON document was changed as text and the document
+  still parses (or fails without a position, an integer of too many digits), so the error is about
+  its content, which has no lines: the message names the file.
 * ``nul-byte``: the junk line holds a NUL byte, and a text input holding one is refused as a whole
   (it is not a text file): the message names the file and says NUL.
 * ``strict-json``: the new value is ``NaN``, ``Infinity``, ``-Infinity``, ``1e400``, ``-1e400`` or
@@ -112,6 +115,8 @@ def _rule(where: Where, named: List[int], stderr: str, path: str) -> Optional[st
         return "doubled-line"
     if where.document and where.kind.startswith("line-") and named and min(named) >= line - 1:
         return "document-as-text"
+    if where.document and where.kind.startswith("line-") and not named:
+        return "document-content"
     if where.kind == "line-junk" and "\x00" in where.text and "NUL" in stderr:
         return "nul-byte"
     if where.kind == "line-junk" and line == 1 and "not valid JSON" in stderr and named and min(named) >= line:

@@ -107,3 +107,35 @@ def test_judge_agreement_label_outside_the_order_names_its_line(tmp_path):
     human = _write(tmp_path / "h.jsonl", ['{"id": "a", "label": "yes"}', "", '{"id": "b", "label": "maybe"}'])
     code, err = _run(["judge", "agreement", "--judge", judge, "--human", human, "--labels", "no,yes"])
     assert code == 2 and "h.jsonl:3: id='b': label 'maybe' is not in" in _one_error_line(err), err
+
+
+def test_grounding_retrieved_ids_not_a_list_names_the_trace_line(tmp_path):
+    gold = os.path.join(os.path.dirname(__file__), "..", "gold_samples", "grounding", "gold.jsonl")
+    rows = ['{"qid": "g1", "retrieved_ids": {"a": 1}, "answer_json": {"claim": "x", "citations": []}}']
+    trace = _write(tmp_path / "trace.jsonl", rows)
+    code, err = _run(["grounding", "--gold", gold, "--trace", trace])
+    assert code == 2 and "trace.jsonl:1: " in _one_error_line(err) and "retrieved_ids: must be a list" in err, err
+
+
+def test_compare_provenance_errors_name_the_line_and_field(tmp_path):
+    said = _write(tmp_path / "a.jsonl", ['{"qid": "q1", "_rageval_min": "grounding score 0123456789ab", "f1": 1}'])
+    silent = _write(tmp_path / "b.jsonl", ["", '{"qid": "q1", "f1": 1}'])
+    code, err = _run(["compare", "--baseline", said, "--candidate", silent, "--key", "qid"])
+    assert code == 2 and "b.jsonl:2: _rageval_min: only one file says" in _one_error_line(err), err
+    other = _write(tmp_path / "c.jsonl", ['{"qid": "q1", "_rageval_min": "rouge score 0123456789ab", "f1": 1}'])
+    code, err = _run(["compare", "--baseline", said, "--candidate", other, "--key", "qid"])
+    assert code == 2 and "c.jsonl:1: _rageval_min: the files were written by different commands" in err, err
+    assert "a.jsonl:1)" in _one_error_line(err), err
+
+
+def test_merge_of_states_with_different_options_names_the_state(tmp_path):
+    gold = os.path.join(os.path.dirname(__file__), "..", "gold_samples", "grounding")
+    states = []
+    for k in ("3", "5"):
+        state = str(tmp_path / f"s{k}.json")
+        argv = ["grounding", "--gold", os.path.join(gold, "gold.jsonl"), "--trace", os.path.join(gold, "trace.jsonl")]
+        assert _run(argv + ["--k", k, "--emit-partial", state, "--output", os.devnull])[0] in (0, 1)
+        states.append(state)
+    code, err = _run(["merge"] + states)
+    assert code == 2 and "s5.json: cannot merge grounding states made with different options" in _one_error_line(err)
+    assert "(merging it into " in err and "s3.json)" in err, err

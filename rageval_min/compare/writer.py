@@ -34,6 +34,8 @@ class Writer(NamedTuple):
     writer: Optional[Tuple[str, str, str]]
     #: the first field of the first row (an item row's natural key)
     first_field: Optional[str]
+    #: the line of the first row (None: the file has none)
+    line: Optional[int] = None
 
 
 def _parse(text: Any, path: str, line: int) -> Tuple[str, str, str]:
@@ -47,9 +49,9 @@ def sniff(path: str) -> Writer:
     """The writer and the first field of ``path``'s first row (reads one record)."""
     for line, rec in iter_jsonl(path):
         if not isinstance(rec, dict) or not rec:
-            return Writer(path, None, None)
+            return Writer(path, None, None, line)
         writer = _parse(rec[PROVENANCE_FIELD], path, line) if PROVENANCE_FIELD in rec else None
-        return Writer(path, writer, next(iter(rec)))
+        return Writer(path, writer, next(iter(rec)), line)
     return Writer(path, None, None)
 
 
@@ -96,13 +98,17 @@ def resolve(
             f"only one file says which command wrote it ({' '.join(said.writer or ())} in {said.path}); "
             "compare two files written by the same rageval-min command",
             path=silent.path,
+            line=silent.line,
+            field=PROVENANCE_FIELD,
         )
     if base.writer is not None and cand.writer is not None:
         (bf, bc, bd), (cf, cc, cd) = base.writer, cand.writer
         if (bf, bc) != (cf, cc):
             raise ScoringError(
-                f"the files were written by different commands: {bf} {bc} ({base.path}) and {cf} {cc}",
+                f"the files were written by different commands: {bf} {bc} ({base.path}:{base.line}) and {cf} {cc}",
                 path=cand.path,
+                line=cand.line,
+                field=PROVENANCE_FIELD,
             )
         if bd != cd:
             raise ScoringError(

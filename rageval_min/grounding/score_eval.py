@@ -305,6 +305,7 @@ def _claim_and_hit(
         _check_hashable_elements(cits, "answer_json.citations", **twhere)
         _check_hashable_elements(ret, "retrieved_ids", **twhere)
         _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
+        _check_list(ret, "retrieved_ids", twhere)
         raise ScoringError(
             "citations, gold_citations or retrieved_ids hold values that cannot be compared", **gwhere
         ) from None
@@ -319,7 +320,14 @@ def _recall(g: Dict[str, Any], ret: Any, k: int, *, gwhere: Dict[str, Any], twhe
     except TypeError:
         _check_hashable_elements(gold_cites, "gold_citations", **gwhere)
         _check_hashable_elements(ret, "retrieved_ids", **twhere)
+        _check_list(ret, "retrieved_ids", twhere)
         raise ScoringError("gold_citations or retrieved_ids hold values that cannot be compared", **gwhere) from None
+
+
+def _check_list(value: Any, field: str, where: Dict[str, Any]) -> None:
+    """An input error naming ``field`` (and the trace record) when ``value`` is not a list."""
+    if value is not None and not isinstance(value, list):
+        raise ScoringError(f"must be a list, got {type(value).__name__}", field=field, **where)
 
 
 def _pair_row(
