@@ -53,7 +53,7 @@ Each exemption below is one narrow, documented reason why a correct message name
   field schema: a row it rejects is named as ``file:LINE`` with the exception, without a field.
 * ``base-error``: the unchanged command line is itself an input error (an empty judge cache, rows of
   no family, a one-family samples folder) and the change left that error as it was: the message is
-  the unchanged one (paths and digests aside).
+  the unchanged one (paths, digests and line numbers aside).
 """
 
 import os
@@ -84,8 +84,10 @@ _PAIRING_KEYS = ("task_id", "Collection")
 
 
 def normalized(stderr: str) -> str:
-    """``stderr`` without the case folder of its paths and with digests as ``<hex>``."""
-    return re.sub("[0-9a-f]{16}", "<hex>", re.sub(r"\S*[/\\]in[/\\][0-9]+[/\\]", "", stderr))
+    """``stderr`` without the case folder of its paths, with digests as ``<hex>`` and line numbers
+    as ``N`` (a dropped line moves the first row the unchanged error was about)."""
+    text = re.sub(r"\S*[/\\]in[/\\][0-9]+[/\\]", "", stderr)
+    return re.sub(r"(\.[a-z]+):[0-9]+:", r"\1:N:", re.sub("[0-9a-f]{16}", "<hex>", text))
 
 
 def _in_record(named: List[int], where: Where, path: str) -> bool:

@@ -234,3 +234,22 @@ def test_replay(sources, tmp_path):
     index, seed = (int(x) for x in spec.split(":"))
     report = _run_one(index, BASES[index], seed, sources, tmp_path / "case")
     assert report is None, report
+
+
+def test_the_location_oracle_can_fail(tmp_path):
+    """The oracle refuses a message that does not point at the changed line or field, or that
+    holds a raw control character or a huge number (so the fuzz cases above can fail)."""
+    from fuzzgen import Where
+
+    path = tmp_path / "gold.jsonl"
+    path.write_text('{"k": 1}\n{"k": 2}\n', encoding="utf-8")
+    where = Where("value", line=2, keys=("k",), text="-1")
+    case = Case("b", [], "c", str(path), [str(path)], str(tmp_path), False, where)
+    assert location_problems(case, f"rageval-min: error: {path}:2: k: must not be negative\n") == []
+    assert location_problems(case, f"rageval-min: error: {path}: k: must not be negative\n")
+    assert location_problems(case, f"rageval-min: error: {path}:2: must not be negative\n")
+    option = case._replace(where=Where("option", option="--k", text="-1"))
+    assert location_problems(option, "rageval-min: error: --k: must be >= 1\n") == []
+    assert location_problems(option, "rageval-min: error: must be >= 1\n")
+    assert message_problems("rageval-min: error: a\x1bb\n") and message_problems("x " + "9" * 101 + "\n")
+    assert message_problems("rageval-min: error: 99999999...9999 (5000 digits)\n") == []
