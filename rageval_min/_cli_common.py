@@ -6,7 +6,7 @@ import os
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
-from ._contract import ItemRow, item_row_json, provenance
+from ._contract import ItemRow, NonFiniteState, item_row_json, provenance
 from ._io import atomic_writer, open_output
 from .errors import ScoringError
 from .gates import BOUNDS, Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
@@ -303,17 +303,32 @@ _SCHEMA_NOTES: "contextvars.ContextVar[List[str]]" = contextvars.ContextVar("rag
 
 def _input_diagnostics(args: argparse.Namespace) -> List[str]:
     """What the running command's input files hold against the fields its accumulator declares."""
-    from ._contract import accumulator_class
     from ._schema import check_inputs
+
+    cls = _accumulator_of(args)
+    if cls is None:  # not a scoring command
+        return []
+    return check_inputs(cls.INPUTS, _input_paths(args), strict=bool(getattr(args, "strict", False)))
+
+
+def _accumulator_of(args: argparse.Namespace) -> Any:
+    """The running scoring command's accumulator class (None for other commands)."""
+    from ._contract import accumulator_class
 
     family = getattr(args, "command", None)
     try:
-        cls = accumulator_class(str(family), getattr(args, f"{family}_command", None) or "score")
-    except ScoringError:  # not a scoring command
-        return []
+        return accumulator_class(str(family), getattr(args, f"{family}_command", None) or "score")
+    except ScoringError:
+        return None
+
+
+def _input_paths(args: argparse.Namespace) -> Dict[str, str]:
+    """``{option: path}`` of the input files the running command declares and was given."""
+    cls = _accumulator_of(args)
+    if cls is None:
+        return {}
     paths = {i.option: getattr(args, i.option.lstrip("-").replace("-", "_"), None) for i in cls.INPUTS}
-    named = {k: v for k, v in paths.items() if isinstance(v, str)}
-    return check_inputs(cls.INPUTS, named, strict=bool(getattr(args, "strict", False)))
+    return {k: v for k, v in paths.items() if isinstance(v, str)}
 
 
 def bounds_of(intervals: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
@@ -430,8 +445,16 @@ def execution(args: argparse.Namespace) -> Iterator[None]:
         with atomic_writer(path or "") as fh:
             fh.write(json.dumps(state, ensure_ascii=False, allow_nan=False) + "\n")
 
-    with use_engine(engine), emit_states_to(sink if path else None), record_provenance():
-        yield
+    try:
+        with use_engine(engine), emit_states_to(sink if path else None), record_provenance():
+            yield
+    except NonFiniteState:
+        inputs = ", ".join(_input_paths(args).values()) or None
+        raise ScoringError(
+            "a value read from it is NaN or infinity (an id, a label), which the partial state "
+            "(--emit-partial, strict JSON) cannot hold",
+            path=inputs,
+        ) from None
 
 
 def apply_gate_rule(

@@ -286,6 +286,12 @@ def _write_id() -> str:
     return uuid.uuid4().hex
 
 
+class NonFiniteState(ScoringError):
+    """A state holds NaN or an infinity (a value read from an input: an id, a label), which no
+    strict JSON can carry: the command's input is named where the state is written
+    (:func:`rageval_min._cli_common.execution`)."""
+
+
 def state_digest(state: Mapping[str, Any]) -> str:
     """The SHA-256 (hex) of a state's content: everything but its ``digest`` field, canonical JSON."""
     import hashlib
@@ -294,7 +300,7 @@ def state_digest(state: Mapping[str, Any]) -> str:
     try:
         text = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     except (ValueError, RecursionError):
-        raise ScoringError("malformed partial state: a value is not finite JSON (NaN or infinity)") from None
+        raise NonFiniteState("malformed partial state: a value is not finite JSON (NaN or infinity)") from None
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 

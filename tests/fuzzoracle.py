@@ -51,6 +51,9 @@ Each exemption below is one narrow, documented reason why a correct message name
   the cache file (a missing entry has no line).
 * ``family-row``: ``compare --family`` hands each row to the family's accumulator, which has no
   field schema: a row it rejects is named as ``file:LINE`` with the exception, without a field.
+* ``state-nonfinite``: a value changed to ``NaN``/``Infinity``/``1e400`` under ``--emit-partial``
+  reaches the partial state (an id, a label), which is strict JSON: the state is written after the
+  whole file is read, so the message names the input file, not its line.
 * ``base-error``: the unchanged command line is itself an input error (an empty judge cache, rows of
   no family, a one-family samples folder) and the change left that error as it was: the message is
   the unchanged one (paths, digests and line numbers aside).
@@ -111,6 +114,8 @@ def _rule(where: Where, named: List[int], stderr: str, path: str) -> Optional[st
     if where.kind == "value" and where.keys and where.keys[-1] in _PAIRING_KEYS:
         if "has no qrels" in stderr or "has judgments" in stderr:
             return "pairing"
+    if where.kind == "value" and where.text in _STRICT and "(--emit-partial, strict JSON) cannot hold" in stderr:
+        return "state-nonfinite"
     if "replay: no cached answer for prompt" in stderr:
         return "cache-miss"
     if where.kind == "line-doubled" and named and set(named) <= {line, line + 1}:

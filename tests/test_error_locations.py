@@ -139,3 +139,15 @@ def test_merge_of_states_with_different_options_names_the_state(tmp_path):
     code, err = _run(["merge"] + states)
     assert code == 2 and "s5.json: cannot merge grounding states made with different options" in _one_error_line(err)
     assert "(merging it into " in err and "s3.json)" in err, err
+
+
+def test_a_non_finite_value_that_reaches_a_partial_state_names_the_input(tmp_path):
+    """correlate keeps each pair's id in its partial state, which is strict JSON: an id read as
+    Infinity cannot be written there; the one error line names the input (it named no file)."""
+    pairs = _write(tmp_path / "pairs.jsonl", ['{"id": Infinity, "x": [1, 2, 3], "y": [2, 1, 3]}'])
+    state = tmp_path / "state.json"
+    code, err = _run(["factuality", "correlate", "--input", pairs, "--emit-partial", state])
+    assert code == 2 and f"{pairs}: a value read from it is NaN or infinity" in _one_error_line(err), err
+    assert not state.exists()
+    code, err = _run(["factuality", "correlate", "--input", pairs])  # without a state: as the reference reads it
+    assert code == 0, err
