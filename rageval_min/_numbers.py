@@ -37,10 +37,12 @@ The module is kernel code: it names no family, uses only the standard library an
 """
 
 import math
-from decimal import Decimal
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .errors import ScoringError
+
+if TYPE_CHECKING:  # decimal costs every command a few milliseconds of start-up; only judges use it
+    from decimal import Decimal
 
 __all__ = [
     "MAX_COUNT",
@@ -215,11 +217,12 @@ def float_text(text: Union[str, bytes], max_len: Optional[int] = None, *, finite
     return None if finite and not math.isfinite(value) else value
 
 
-def decimal_fault(value: Decimal) -> Optional[str]:
+def decimal_fault(value: "Decimal") -> Optional[str]:
     """Why ``value`` is not an amount for exact arithmetic: ``None`` when it is, else ``"nonfinite"``
     (NaN or an infinity), ``"negative"`` or ``"size"`` (a power of ten beyond
     :data:`MAX_DECIMAL_EXPONENT` either side of the point).
 
+    >>> from decimal import Decimal
     >>> [decimal_fault(Decimal(t)) for t in ("0.15", "-1", "Infinity", "1e9999999", "1e-400", "0")]
     [None, 'negative', 'nonfinite', 'size', 'size', None]
     """
