@@ -42,7 +42,8 @@ from ._common import (
     check_variants,
     signature,
 )
-from .bootstrap import K_RULE_PATTERN, MAX_BOOTSTRAP, Bootstrap, _ci_dict, k_rule_param
+from .bootstrap import K_RULE_PATTERN, Bootstrap, _ci_dict, k_rule_param
+from .bootstrap import STATE_PARAMS as BOOTSTRAP_STATE_PARAMS
 
 
 @register_accumulator
@@ -111,9 +112,7 @@ class F1kAccumulator(Accumulator):
             {
                 "max_claims": Maybe(Integer()),
                 "k_rule": Text(pattern=K_RULE_PATTERN),
-                "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
-                "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
-                "seed": Integer(),
+                **BOOTSTRAP_STATE_PARAMS,
             }
         ),
         data=Fields(
@@ -317,9 +316,7 @@ class SafeAccumulator(Accumulator):
                 "k_rule": Maybe(Text(pattern=K_RULE_PATTERN)),
                 "eval_side1": Flag(),
                 "eval_side2": Flag(),
-                "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
-                "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
-                "seed": Integer(),
+                **BOOTSTRAP_STATE_PARAMS,
                 "variants": Items(Text(choices=COMMAND_VARIANTS["safe"]), unique=True),
             }
         ),

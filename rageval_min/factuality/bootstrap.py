@@ -16,6 +16,8 @@ from typing import (
 )
 
 from .._numbers import MAX_OPTION_DIGITS, int_text
+from .._state_schema import Integer
+from .._state_schema import Number as FiniteNumber
 from .._stats import np_mean, pairwise_sum
 from ..errors import ScoringError
 from ._common import (
@@ -143,6 +145,14 @@ def k_rule_param(rule: str) -> str:
 
 #: Upper bound of ``--bootstrap`` (resamples); the cost is B times the number of responses.
 MAX_BOOTSTRAP = 1_000_000
+
+#: What a partial state's params hold of the :class:`Bootstrap` options (f1k, safe and factscore
+#: states alike; see :mod:`rageval_min._state_schema`).
+STATE_PARAMS = {
+    "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
+    "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
+    "seed": Integer(),
+}
 
 
 class Bootstrap(NamedTuple):

@@ -26,7 +26,7 @@ from .._contract import Accumulator, ItemRow, finish, register_accumulator
 from .._io import iter_records
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
-from .._state_schema import Count, Fields, Integer, Items, Maybe, Schema, Text, ValueAt
+from .._state_schema import Count, Fields, Items, Maybe, Schema, Text, ValueAt
 from .._state_schema import Number as FiniteNumber
 from .._stats import np_mean
 from ..errors import ScoringError
@@ -43,7 +43,8 @@ from ._common import (
     record_name,
     signature,
 )
-from .bootstrap import MAX_BOOTSTRAP, Bootstrap, _ci_dict, check_bootstrap
+from .bootstrap import STATE_PARAMS as BOOTSTRAP_STATE_PARAMS
+from .bootstrap import Bootstrap, _ci_dict, check_bootstrap
 
 
 def length_penalty(num_facts: int, gamma: Number) -> float:
@@ -325,9 +326,7 @@ class FactScoreAccumulator(Accumulator):
         params=Fields(
             {
                 "gamma": FiniteNumber(lo=0),
-                "bootstrap": Integer(lo=0, hi=MAX_BOOTSTRAP),
-                "confidence": FiniteNumber(lo=0, hi=1, exclusive=True),
-                "seed": Integer(),
+                **BOOTSTRAP_STATE_PARAMS,
                 "variants": Items(Text(choices=COMMAND_VARIANTS["factscore"]), unique=True),
             }
         ),
