@@ -339,11 +339,20 @@ def _sig_params(params: Mapping[str, Any]) -> List[Tuple[str, object]]:
     ]
 
 
+def _first_ten(qids: Sequence[Any]) -> str:
+    """The first ten topic ids of a diagnostic, and ``...`` when there are more.
+
+    >>> _first_ten(["q1", "q2"]), _first_ten([str(i) for i in range(12)])[-7:]
+    ("'q1', 'q2'", "'9' ...")
+    """
+    return ", ".join(map(repr, qids[:10])) + (" ..." if len(qids) > 10 else "")
+
+
 def _diagnostics(rows: Sequence[ItemRow], zero: bool) -> List[str]:
     out = []
     negative = [r["qid"] for r in rows if r["all_negative"]]
     if negative:
-        shown = ", ".join(map(repr, negative[:10])) + (" ..." if len(negative) > 10 else "")
+        shown = _first_ten(negative)
         out.append(
             f"{len(negative)} topic(s) have only negative (unjudged) grades and score 0 on every measure "
             f"(trec_eval exits 4 there, pytrec_eval may crash): {shown}"
@@ -351,7 +360,7 @@ def _diagnostics(rows: Sequence[ItemRow], zero: bool) -> List[str]:
     if zero:
         absent = [r["qid"] for r in rows if not r["in_run"]]
         if absent:
-            shown = ", ".join(map(repr, absent[:10])) + (" ..." if len(absent) > 10 else "")
+            shown = _first_ten(absent)
             out.append(f"{len(absent)} qrels topic(s) are not in the run and score 0 (--missing zero): {shown}")
     return out
 
@@ -391,13 +400,13 @@ def score_topics(
         tag = next(reversed(seen.values()), "")  # trec_eval -c gives them the run's tag
         accumulate_items(acc, fn, ((None, qrels[q], path, q, tag) for q in absent), on_item=on_item)
     elif absent:
-        shown = ", ".join(map(repr, absent[:10])) + (" ..." if len(absent) > 10 else "")
+        shown = _first_ten(absent)
         acc.note(
             f"{len(absent)} qrels topic(s) are not in the run and are left out of the mean "
             f"(--missing skip, as pytrec_eval; --missing zero counts them as 0): {shown}"
         )
     if unjudged:
-        shown = ", ".join(map(repr, unjudged[:10])) + (" ..." if len(unjudged) > 10 else "")
+        shown = _first_ten(unjudged)
         acc.note(f"{len(unjudged)} run topic(s) have no judgments and are ignored: {shown}")
     return acc
 
