@@ -35,7 +35,7 @@ setup(
     ext_modules=[
         Extension(
             "rageval_min._speedups",
-            sources=["rageval_min/_speedups.c"],
+            sources=["rageval_min/_speedups.c", "rageval_min/_speedups_json.c"],
             extra_compile_args=_ARGS,
             optional=True,
         )

@@ -30,6 +30,7 @@ from .errors import ScoringError
 __all__ = [
     "MAX_LINE_BYTES",
     "dumps",
+    "dumps_extended",
     "finite_json",
     "first_bad_path",
     "loads",
@@ -154,6 +155,18 @@ def _escape_hit(text: str) -> bool:
     return "\\u" in text and ("\\ud" in text or "\\uD" in text)
 
 
+def _brackets(text: str) -> int:
+    """``text.count("[") + text.count("{")`` (a bound on the nesting depth), in one pass by the C
+    kernel when it is built.
+
+    >>> _brackets('{"a": [[1], {"b": "["}]}')
+    5
+    """
+    c = kernels()
+    n = c.brackets(text) if c is not None else None
+    return n if n is not None else text.count("[") + text.count("{")
+
+
 def first_bad_path(value: Any, bad: Callable[[Any], bool], *, keys: bool = False, path: str = "") -> Optional[str]:
     """The field path (``a.b[2]``; ``(value)`` for ``value`` itself) of the first leaf of a
     JSON value for which ``bad`` is true (with ``keys``, object keys are checked too); None
@@ -260,7 +273,7 @@ def loads(text: str) -> Any:
         raise ScoringError("JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
         raise ScoringError(f"cannot read this JSON value: {exc}") from None
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+    if len(text) > MAX_DEPTH and _brackets(text) > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise ScoringError(f"JSON nested more than {MAX_DEPTH} levels deep")
     if _escape_hit(text):
         where = first_bad_path(value, _has_surrogate, keys=True)
@@ -311,6 +324,33 @@ def dumps(value: Any, **kwargs: Any) -> str:
         return json.dumps(value, **kwargs)
     except ValueError:
         return json.dumps(_finite(value)[0], **kwargs)
+
+
+def dumps_extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, Any]) -> str:
+    """``json.dumps(out)`` (default arguments) where ``out`` is ``record`` with new keys at its end.
+
+    ``record`` must be ``json.loads(text)``, unchanged since (``text=None``: not known).  When
+    every item of ``record`` is, by identity, the item at the same place in ``out`` and the C
+    speedups find ``text`` already in ``json.dumps`` form (``_speedups.dumps_splice``), the result
+    is ``text`` with the new items spliced in before its closing brace: the same string
+    ``json.dumps(out)`` gives, without re-encoding what was read.  Otherwise (pure path, a
+    replaced or converted value, a text written another way) it is ``json.dumps(out)``.
+
+    >>> text = '{"id": "q1", "score": 0.5}'
+    >>> record = json.loads(text)
+    >>> dumps_extended(text, record, dict(record, metrics={"n": [1]}))
+    '{"id": "q1", "score": 0.5, "metrics": {"n": [1]}}'
+    """
+    c = kernels()
+    if c is None or text is None or len(out) <= len(record):
+        return json.dumps(out)
+    items = iter(out.items())
+    for (key, value), (new_key, new_value) in zip(record.items(), items):
+        if key is not new_key or value is not new_value:
+            return json.dumps(out)
+    added = json.dumps(dict(items))  # '{"key": value, ...}': the same bytes as inside json.dumps(out)
+    line = c.dumps_splice(text, added)  # text[:-1] + ", " + added[1:], or None
+    return line if line is not None else json.dumps(out)  # type: ignore[no-any-return]
 
 
 def write_jsonl(path: str, rows: Iterable[Any], *, alone: bool = False) -> None:

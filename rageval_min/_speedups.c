@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* Bump with any change of behaviour; the loader refuses a build of another version. */
-#define KERNEL_VERSION 2
+#define KERNEL_VERSION 3
 /* Scratch memory one call may use before it declines (returns None: the pure path runs). */
 #define SCRATCH_LIMIT ((size_t)1 << 28)
 
@@ -184,7 +184,7 @@ head_word(const char *p, Py_ssize_t len)
     return little_endian ? k & (((word)1 << (8 * len)) - 1) : k & ~(~(word)0 >> (8 * len));
 }
 
-static uint64_t
+static inline uint64_t
 token_hash(const char *p, Py_ssize_t len)
 {
     uint64_t h = head_word(p, len) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)len;
@@ -973,6 +973,68 @@ lcs_rows(const word *masks, Py_ssize_t rows, Py_ssize_t w, const Toks *t, word *
     return zero_rows(v, rows, w);
 }
 
+/* tokenize_ids without the sentences, for a text of one byte per character: the tokens found in
+ * one pass without a branch on the characters (ref_ids has checked that every character above
+ * 0x7F lower-cases to one separator). Returns 0 or -1. */
+static int
+ref_ids_latin1(PyObject *text, Intern *ids, Toks *t, int add)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), pos = 0, nb = 0;
+    const Py_UCS1 *src = PyUnicode_1BYTE_DATA(text);
+    unsigned char *b = (unsigned char *)PyMem_Malloc((size_t)len + PAD + 1);
+    int32_t *bounds = (int32_t *)PyMem_Malloc(((size_t)len + 2) * sizeof(int32_t));
+    t->buf = (char *)b; /* t owns b: an interned token points into it */
+    t->ids = (int32_t *)PyMem_Malloc(((size_t)len / 2 + 2) * sizeof(int32_t));
+    if (!b || !bounds || !t->ids) { PyMem_Free(bounds); PyErr_NoMemory(); return -1; }
+    unsigned inword = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned char k = CLS[src[i]];
+        unsigned w = k > 1, flip = w ^ inword;
+        bounds[nb] = (int32_t)pos;
+        nb += flip;
+        inword = w;
+        b[pos] = k;
+        pos += w;
+    }
+    if (inword) bounds[nb++] = (int32_t)pos;
+    memset(b + pos, 0, PAD + 1);
+    Py_ssize_t n = nb / 2;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const char *p = (const char *)b + bounds[2 * k];
+        Py_ssize_t tl = bounds[2 * k + 1] - bounds[2 * k];
+        int32_t id = add ? intern(ids, p, tl) : intern_find(ids, p, tl);
+        if (id < 0 && add) { PyMem_Free(bounds); return -1; }
+        t->ids[k] = id;
+    }
+    t->n = n;
+    PyMem_Free(bounds);
+    return 0;
+}
+
+/* The reference tokens of text as ids into t (tokenize_ids; without the sentences for a text of
+ * one byte per character). */
+static int
+ref_ids(PyObject *text, Intern *ids, Toks *t, int add)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -1;
+#endif
+    static int latin1_ok = -1; /* every character 0x80-0xFF is one separator (checked once) */
+    if (latin1_ok < 0) {
+        unsigned char tmp[8];
+        latin1_ok = 1;
+        for (Py_UCS4 c = 128; c < 256 && latin1_ok; c++) {
+            int n = lower_classes(c, tmp);
+            if (n == -1) { latin1_ok = -1; return -1; }
+            latin1_ok = n == 1 && tmp[0] == 0;
+        }
+        PyErr_Clear();
+    }
+    if (latin1_ok && PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && PyUnicode_GET_LENGTH(text) < INT32_MAX / 4)
+        return ref_ids_latin1(text, ids, t, add);
+    return tokenize_ids(text, ids, t, add);
+}
+
 /* lcs_texts' masks of the prediction: the ids are 0..n-1 in the order of first use. */
 static word *
 prediction_masks(const Toks *p, int32_t nids, Py_ssize_t w)
@@ -1003,7 +1065,7 @@ lcs_texts(PyObject *self, PyObject *args)
     Intern ids = {0};
     word *masks = NULL, *v = NULL;
     if (intern_init(&ids, PyUnicode_GET_LENGTH(prediction) / 4) < 0) goto done;
-    if (tokenize_ids(prediction, &ids, &p, 1) < 0) goto done;
+    if (ref_ids(prediction, &ids, &p, 1) < 0) goto done;
     Py_ssize_t w = (p.n + WBITS - 1) / WBITS;
     masks = prediction_masks(&p, ids.n, w);
     if (!masks) { if (!PyErr_Occurred()) { Py_INCREF(Py_None); out = Py_None; } goto done; }
@@ -1012,7 +1074,7 @@ lcs_texts(PyObject *self, PyObject *args)
     if (!v || !list) { if (!v) PyErr_NoMemory(); goto done; }
     for (Py_ssize_t k = 0; k < nt; k++) {
         Toks t = {0};
-        if (tokenize_ids(PyList_GET_ITEM(targets, k), &ids, &t, 0) < 0) { toks_free(&t); goto done; }
+        if (ref_ids(PyList_GET_ITEM(targets, k), &ids, &t, 0) < 0) { toks_free(&t); goto done; }
         Py_ssize_t lcs = p.n && t.n ? lcs_rows(masks, p.n, w, &t, v) : 0;
         PyObject *item = Py_BuildValue("(nn)", lcs, t.n);
         toks_free(&t);
@@ -1035,8 +1097,16 @@ done:
  * is deleted), and whether re's [^\w\s] (Unicode) matches. */
 enum { SQ_DELETE, SQ_SPACE, SQ_WORD, SQ_OTHER };
 static unsigned char SQ[128];
-/* mtrag._clean of each ASCII character: what it becomes, or 0xFF when deleted. */
-static unsigned char CLEAN[128];
+/* mtrag._clean of each byte: what an ASCII character becomes, or 0xFF when deleted (and for
+ * every byte above 0x7F: these tables serve ASCII text only). */
+static unsigned char CLEAN[256];
+/* The reference tokenizer's class (CLS) of what CLEAN makes of each byte (0 when deleted). */
+static unsigned char CLEAN_CLS[256];
+/* The characters clean_for_extractiveness strips from the start: " \t\n\r\f" (0xFF: not). */
+static unsigned char LEADING[256];
+/* 1 - LEADING (0 for 0xFF too: a deleted character never ends the stripping) and whether
+ * CLEAN_CLS is a token's (above 1), as 0/1 for the branch-free loop. */
+static unsigned char LEADS_OFF[256], WORDCH[256];
 
 static int
 is_word(Py_UCS4 ch) /* re's \w for str patterns */
@@ -1057,7 +1127,12 @@ init_mtrag_tables(void)
         else if (c == '\r') CLEAN[c] = '\n';
         else if (Py_UNICODE_ISSPACE(c) || is_word((Py_UCS4)c)) CLEAN[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
         else CLEAN[c] = 0xFF;
+        CLEAN_CLS[c] = CLEAN[c] == 0xFF ? 0 : CLS[CLEAN[c]];
+        LEADING[c] = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+        LEADS_OFF[c] = !LEADING[c];
+        WORDCH[c] = CLEAN_CLS[c] > 1;
     }
+    for (int c = 128; c < 256; c++) CLEAN[c] = 0xFF;
 }
 
 static Py_ssize_t
@@ -1117,11 +1192,102 @@ squad_bytes(PyObject *text, Toks *t, unsigned char **out)
     return pos;
 }
 
+/* For the characters 0x80-0xFF: their str.lower() (a single character of that range) and its
+ * SQ_* class, or SQ_OTHER when lower() is not one character (then the pure path runs). Made at
+ * the first use, from str.lower itself. */
+static Py_UCS4 LOW1[256];
+static unsigned char SQ1[256];
+static int low1_ready;
+
+static int
+init_low1(void)
+{
+    for (int c = 128; c < 256; c++) {
+        PyObject *one = PyUnicode_FromOrdinal(c), *low = one ? PyObject_CallMethod(one, "lower", NULL) : NULL;
+        Py_XDECREF(one);
+        if (!low) return -1;
+        SQ1[c] = SQ_OTHER;
+        if (PyUnicode_GET_LENGTH(low) == 1) {
+            Py_UCS4 l = PyUnicode_READ_CHAR(low, 0);
+            LOW1[c] = l;
+            SQ1[c] = l < 128 ? SQ[l] : Py_UNICODE_ISSPACE(l) ? SQ_SPACE : is_word(l) ? SQ_WORD : SQ_OTHER;
+        }
+        Py_DECREF(low);
+    }
+    low1_ready = 1;
+    return 0;
+}
+
+/* The ids of the words of b (word k is b[bounds[2k]:bounds[2k + 1]]) into t, the articles a, an
+ * and the dropped; with add == 0 a word without an id gets -1. */
+static int
+squad_word_ids(const unsigned char *b, const int32_t *bounds, Py_ssize_t nwords, Intern *ids, Toks *t, int add)
+{
+    t->ids = (int32_t *)PyMem_Malloc(((size_t)nwords + 1) * sizeof(int32_t));
+    if (!t->ids) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t n = 0;
+    for (Py_ssize_t k = 0; k < nwords; k++) {
+        const char *w = (const char *)b + bounds[2 * k];
+        Py_ssize_t wl = bounds[2 * k + 1] - bounds[2 * k];
+        if ((wl == 1 && w[0] == 'a') || (wl == 2 && !memcmp(w, "an", 2)) || (wl == 3 && !memcmp(w, "the", 3)))
+            continue;
+        int32_t id = add ? intern(ids, w, wl) : intern_find(ids, w, wl);
+        if (id < 0 && add) return -1;
+        t->ids[n++] = id;
+    }
+    t->n = n;
+    return 0;
+}
+
+/* squad_ids for a text of one byte per character: the words found in one pass without a branch
+ * on the ASCII characters (str.lower() acts on each of these characters alone). */
+static int
+squad_ids_latin1(PyObject *text, Intern *ids, Toks *t, int add)
+{
+    if (!low1_ready && init_low1() < 0) return -1;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), pos = 0, nb = 0;
+    const Py_UCS1 *src = PyUnicode_1BYTE_DATA(text);
+    if (len > INT32_MAX / 4) return 1;
+    unsigned char *b = (unsigned char *)PyMem_Malloc((size_t)len * 2 + PAD + 1);
+    int32_t *bounds = (int32_t *)PyMem_Malloc(((size_t)len + 2) * sizeof(int32_t));
+    t->buf = (char *)b; /* t owns b: an interned word points into it */
+    if (!b || !bounds) { PyMem_Free(bounds); PyErr_NoMemory(); return -1; }
+    unsigned inword = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned char ch = src[i];
+        if (ch < 128) {
+            unsigned char k = SQ[ch];
+            if (k == SQ_OTHER) { PyMem_Free(bounds); return 1; }
+            unsigned keep = k != SQ_DELETE, w = k == SQ_WORD, flip = keep & (w ^ inword);
+            bounds[nb] = (int32_t)pos;
+            nb += flip;
+            inword ^= flip;
+            b[pos] = (unsigned char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+            pos += w;
+            continue;
+        }
+        unsigned char k = SQ1[ch];
+        if (k == SQ_OTHER) { PyMem_Free(bounds); return 1; }
+        unsigned w = k == SQ_WORD;
+        if (w != inword) { bounds[nb++] = (int32_t)pos; inword = w; }
+        if (w) pos += put_utf8(b + pos, LOW1[ch]);
+    }
+    if (inword) bounds[nb++] = (int32_t)pos;
+    memset(b + pos, 0, PAD + 1);
+    int rc = squad_word_ids(b, bounds, nb / 2, ids, t, add);
+    PyMem_Free(bounds);
+    return rc;
+}
+
 /* mtrag._answer_tokens(text) as ids into t (the words a, an and the dropped); with add == 0 a
  * word without an id gets -1. Returns 0, 1 (the pure path must run) or -1. */
 static int
 squad_ids(PyObject *text, Intern *ids, Toks *t, int add)
 {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -1;
+#endif
+    if (PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND) return squad_ids_latin1(text, ids, t, add);
     unsigned char *c;
     Py_ssize_t len = squad_bytes(text, t, &c);
     if (len == -2) return 1;
@@ -1301,6 +1467,214 @@ clean_extractive(PyObject *self, PyObject *text)
     return low;
 }
 
+/* One text of Extractiveness_RougeL, cleaned in one pass (mtrag.clean_for_extractiveness without
+ * making the string): sq receives the UTF-8 of the cleaned text with its leading " \t\n\r\f"
+ * stripped and every " " deleted (the substring test), and bounds the start and end in sq of
+ * each reference token of the cleaned text (a maximal run of [a-z0-9] after lower(): its
+ * characters are consecutive in sq, as only spaces and the stripped start are left out of
+ * it), found on the way without a branch on the characters (spaces are unpredictable, and a
+ * mispredicted branch per token costs more than the token). */
+typedef struct {
+    unsigned char *sq;
+    int32_t *bounds;          /* token k is sq[bounds[2k]:bounds[2k + 1]] */
+    Py_ssize_t ns, nb;
+    unsigned started, inword; /* lstrip done; the last kept character is a token's */
+} Cleaned;
+
+/* The step for an ASCII character. */
+static inline void
+clean_ascii_step(Cleaned *o, unsigned char ch)
+{
+    unsigned char m = CLEAN[ch];
+    unsigned keep = m != 0xFF, flip = keep & ((CLEAN_CLS[ch] > 1) ^ o->inword);
+    o->started |= keep & !LEADING[m];
+    o->sq[o->ns] = m;
+    o->bounds[o->nb] = (int32_t)o->ns;
+    o->nb += flip;
+    o->inword ^= flip;
+    o->ns += keep & o->started & (m != ' ');
+}
+
+/* The step for a character above 0x7F: 0, -2 (the pure path) or -1. */
+static int
+clean_wide_step(Cleaned *o, Py_UCS4 ch)
+{
+    unsigned char tmp[8];
+    int kept = clean_class(ch);
+    if (kept < 0) return -1;
+    if (kept == 1) return 0;
+    if (kept == 3) return -2;
+    Py_UCS4 low = Py_UNICODE_TOLOWER(ch);
+    if (low < 128) { /* KELVIN SIGN: "k" */
+        clean_ascii_step(o, (unsigned char)low);
+        return 0;
+    }
+    int n = lower_classes(low, tmp);
+    if (n == -1) return -1;
+    if (n != 1 || tmp[0] != 0) { PyErr_Clear(); return -2; } /* not one separator */
+    if (o->inword) { o->bounds[o->nb++] = (int32_t)o->ns; o->inword = 0; }
+    o->started = 1;
+    o->ns += put_utf8(o->sq + o->ns, low);
+    return 0;
+}
+
+/* Clean text into o (its buffers allocated here): 0, -2 (the pure path) or -1. */
+static int
+cleaned_of(PyObject *text, Cleaned *o)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -1;
+#endif
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *d = PyUnicode_DATA(text);
+    if (len > INT32_MAX / 8) return -2;
+    o->sq = (unsigned char *)PyMem_Malloc((size_t)len * 4 + PAD + 1);
+    o->bounds = (int32_t *)PyMem_Malloc(((size_t)len + 2) * sizeof(int32_t));
+    if (!o->sq || !o->bounds) { PyErr_NoMemory(); return -1; }
+    if (kind == PyUnicode_1BYTE_KIND) {
+        /* clean_ascii_step with plain locals: the counters stay in registers */
+        const Py_UCS1 *src = (const Py_UCS1 *)d;
+        unsigned char *sq = o->sq;
+        int32_t *bounds = o->bounds;
+        Py_ssize_t ns = 0, nb = 0;
+        unsigned started = 0, inword = 0;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            unsigned char ch = src[i];
+            if (ch >= 128) {
+                o->ns = ns, o->nb = nb, o->started = started, o->inword = inword;
+                int rc = clean_wide_step(o, ch);
+                if (rc < 0) return rc;
+                ns = o->ns, nb = o->nb, started = o->started, inword = o->inword;
+                continue;
+            }
+            unsigned char m = CLEAN[ch];
+            unsigned keep = m != 0xFF, flip = keep & (WORDCH[ch] ^ inword);
+            started |= keep & LEADS_OFF[m];
+            sq[ns] = m;
+            bounds[nb] = (int32_t)ns;
+            nb += flip;
+            inword ^= flip;
+            ns += keep & started & (m != ' ');
+        }
+        o->ns = ns, o->nb = nb, o->started = started, o->inword = inword;
+    }
+    else {
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, d, i);
+            if (ch < 128) { clean_ascii_step(o, (unsigned char)ch); continue; }
+            int rc = clean_wide_step(o, ch);
+            if (rc < 0) return rc;
+        }
+    }
+    if (o->inword) o->bounds[o->nb++] = (int32_t)o->ns;
+    memset(o->sq + o->ns, 0, PAD);
+    return 0;
+}
+
+static void
+cleaned_free(Cleaned *o)
+{
+    PyMem_Free(o->sq);
+    PyMem_Free(o->bounds);
+    memset(o, 0, sizeof *o);
+}
+
+/* The ids of o's tokens into t->ids (t->n of them); with add == 0 an unknown token gets -1. */
+static int
+cleaned_ids(const Cleaned *o, Intern *ids, Toks *t, int add)
+{
+    Py_ssize_t n = o->nb / 2;
+    t->ids = (int32_t *)PyMem_Malloc(((size_t)n + 1) * sizeof(int32_t));
+    if (!t->ids) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const char *p = (const char *)o->sq + o->bounds[2 * k];
+        Py_ssize_t len = o->bounds[2 * k + 1] - o->bounds[2 * k];
+        int32_t id = add ? intern(ids, p, len) : intern_find(ids, p, len);
+        if (id < 0 && add) return -1;
+        t->ids[k] = id;
+    }
+    t->n = n;
+    return 0;
+}
+
+/* Whether needle[:nn] occurs in hay[:hn] (the empty needle does); bytes of UTF-8 text, where a
+ * match can only start at a character boundary, so this is str's `in`. */
+static int
+has_bytes(const unsigned char *hay, Py_ssize_t hn, const unsigned char *needle, Py_ssize_t nn)
+{
+    if (nn == 0) return 1;
+    if (nn > hn) return 0;
+    const unsigned char *p = hay, *last = hay + hn - nn;
+    while (p <= last) {
+        p = (const unsigned char *)memchr(p, needle[0], (size_t)(last - p + 1));
+        if (!p) return 0;
+        if (memcmp(p + 1, needle + 1, (size_t)nn - 1) == 0) return 1;
+        p++;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(extractive_counts_doc,
+"extractive_counts(prediction, passages) -> (n_prediction, [None or (lcs, n_passage), ...]), or None\n\n"
+"MT-RAG's Extractiveness_RougeL counts: with c = mtrag.clean_for_extractiveness, None for a\n"
+"passage when c(passage).replace(' ', '') in c(prediction).replace(' ', '') (its score is 1),\n"
+"else the LCS length of the reference tokens of c(prediction) and c(passage) and the passage's\n"
+"token count (rouge.lcs_texts on the cleaned texts); n_prediction is c(prediction)'s token count.\n"
+"None when a text is not exactly a str or has a character that needs the pure path.");
+
+/* (lcs, n) of one passage q against the prediction's masks, or Py_None when it is a substring. */
+static PyObject *
+passage_counts(const Cleaned *p, const Toks *pt, const word *masks, word *v, Cleaned *q, Intern *ids)
+{
+    if (has_bytes(p->sq, p->ns, q->sq, q->ns)) Py_RETURN_NONE;
+    Toks t = {0};
+    if (cleaned_ids(q, ids, &t, 0) < 0) { toks_free(&t); return NULL; }
+    Py_ssize_t w = (pt->n + WBITS - 1) / WBITS;
+    Py_ssize_t lcs = pt->n && t.n ? lcs_rows(masks, pt->n, w, &t, v) : 0, n = t.n;
+    toks_free(&t);
+    return Py_BuildValue("(nn)", lcs, n);
+}
+
+static PyObject *
+extractive_counts(PyObject *self, PyObject *args)
+{
+    PyObject *prediction, *passages, *out = NULL, *list = NULL;
+    if (!PyArg_ParseTuple(args, "UO!:extractive_counts", &prediction, &PyList_Type, &passages)) return NULL;
+    if (!PyUnicode_CheckExact(prediction) || !all_exact_str(passages)) Py_RETURN_NONE;
+    if (!CLEANMAP && !(CLEANMAP = (unsigned char *)PyMem_Calloc(0x110000, 1))) return PyErr_NoMemory();
+    Cleaned p = {0}, q = {0};
+    Toks pt = {0};
+    Intern ids = {0};
+    word *masks = NULL, *v = NULL;
+    int rc = cleaned_of(prediction, &p);
+    if (rc < 0 || intern_init(&ids, p.nb / 2) < 0 || cleaned_ids(&p, &ids, &pt, 1) < 0) goto done;
+    Py_ssize_t w = (pt.n + WBITS - 1) / WBITS, np = PyList_GET_SIZE(passages);
+    masks = prediction_masks(&pt, ids.n, w);
+    if (!masks) goto done;
+    v = (word *)PyMem_Malloc((size_t)(w + 1) * sizeof(word));
+    list = PyList_New(np);
+    if (!v || !list) { if (!v) PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t k = 0; k < np; k++) {
+        rc = cleaned_of(PyList_GET_ITEM(passages, k), &q);
+        PyObject *item = rc < 0 ? NULL : passage_counts(&p, &pt, masks, v, &q, &ids);
+        cleaned_free(&q);
+        if (!item) goto done;
+        PyList_SET_ITEM(list, k, item);
+    }
+    out = Py_BuildValue("(nO)", pt.n, list);
+done:
+    if (!out && !PyErr_Occurred()) { Py_INCREF(Py_None); out = Py_None; } /* -2, or scratch too large */
+    Py_XDECREF(list);
+    cleaned_free(&p);
+    cleaned_free(&q);
+    toks_free(&pt);
+    pool_trim(&intern_pool);
+    PyMem_Free(masks);
+    PyMem_Free(v);
+    return out;
+}
+
 PyDoc_STRVAR(drop_spaces_doc,
 "drop_spaces(text) -> str, or None\n\n"
 "text.replace(\" \", \"\"): every U+0020 deleted (MT-RAG's space-free substring check). None when\n"
@@ -1350,6 +1724,36 @@ drop_spaces(PyObject *self, PyObject *text)
     else
         DROP_SPACES(Py_UCS4);
     return out;
+}
+
+PyDoc_STRVAR(brackets_doc,
+"brackets(text) -> int, or None\n\n"
+"text.count('[') + text.count('{') in one pass (the JSON readers' bound on the nesting depth).\n"
+"None when text is not exactly a str.");
+
+#define COUNT_BRACKETS(T)                                                        \
+    do {                                                                         \
+        const T *src = (const T *)d;                                             \
+        for (Py_ssize_t i = 0; i < len; i++) n += (src[i] == '[') + (src[i] == '{'); \
+    } while (0)
+
+static PyObject *
+brackets(PyObject *self, PyObject *text)
+{
+    if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), n = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *d = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        COUNT_BRACKETS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        COUNT_BRACKETS(Py_UCS2);
+    else
+        COUNT_BRACKETS(Py_UCS4);
+    return PyLong_FromSsize_t(n);
 }
 
 PyDoc_STRVAR(escape_hit_doc,
@@ -1411,6 +1815,21 @@ ref_tokens(PyObject *self, PyObject *text)
     return out;
 }
 
+/* _speedups_json.c */
+PyObject *rageval_dumps_form(PyObject *self, PyObject *text);
+PyObject *rageval_dumps_splice(PyObject *self, PyObject *args);
+
+PyDoc_STRVAR(dumps_form_doc,
+"dumps_form(text) -> bool, or None\n\n"
+"True only when text is a JSON object exactly as json.dumps (default arguments) writes\n"
+"json.loads(text): False when it is not or when this cannot tell (see _speedups_json.c). None\n"
+"when text is not exactly a str.");
+
+PyDoc_STRVAR(dumps_splice_doc,
+"dumps_splice(text, tail) -> str, or None\n\n"
+"text[:-1] + ', ' + tail[1:] (no ', ' when text is '{}') when dumps_form(text) and tail is an\n"
+"ASCII str starting with '{' (json.dumps of the new items); None otherwise.");
+
 static PyMethodDef methods[] = {
     {"rouge_counts", rouge_counts, METH_VARARGS, rouge_counts_doc},
     {"lcs_lengths", lcs_lengths, METH_VARARGS, lcs_lengths_doc},
@@ -1421,6 +1840,10 @@ static PyMethodDef methods[] = {
     {"clean_extractive", clean_extractive, METH_O, clean_extractive_doc},
     {"drop_spaces", drop_spaces, METH_O, drop_spaces_doc},
     {"escape_hit", escape_hit, METH_O, escape_hit_doc},
+    {"brackets", brackets, METH_O, brackets_doc},
+    {"dumps_form", rageval_dumps_form, METH_O, dumps_form_doc},
+    {"dumps_splice", rageval_dumps_splice, METH_VARARGS, dumps_splice_doc},
+    {"extractive_counts", extractive_counts, METH_VARARGS, extractive_counts_doc},
     {NULL, NULL, 0, NULL},
 };
 

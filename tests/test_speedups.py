@@ -419,3 +419,61 @@ def test_escape_hit_against_the_substring_searches() -> None:
         fast, pure = both(_io._escape_hit, text)
         assert fast is want and pure is want, repr(text)
     assert C.escape_hit(type("S", (str,), {})("\\ud800")) is None
+
+
+# --------------------------------------------- one-pass kernels (issue #27, second pass)
+
+LATIN1 = [chr(c) for c in range(0x100)] + [" ", " a ", " the ", "A.", "don't", "\r\n", "\u00e9", "\u00c9"] * 16
+
+
+def _latin1_texts(seed: int, n: int, length: int = 40) -> Iterator[str]:
+    """Texts of one byte per character (the kernels' table-driven loops), ASCII or not."""
+    rng = random.Random(seed)
+    for _ in range(n):
+        yield "".join(rng.choice(LATIN1) for _ in range(rng.randint(0, length)))
+
+
+def test_extractiveness_counts_every_code_point() -> None:
+    """``extractive_counts`` (cleaning, space-free substring, tokens and LCS in one call) against the
+    pure path: each block of code points in the response and in the passages, upper and lower case."""
+    declined = 0
+    for start in range(0, 0x110000, 0x80):
+        block = [chr(c) for c in range(start, start + 0x80)]
+        pred = "The cat " + " ".join(block[:64]) + "\r\n sat " + "".join(block[64:]).upper()
+        passages = ["".join(block[:64]), " ".join(block[64:]) + " cat", "the CAT sat", "", "  \t" + block[0]]
+        fast, pure = both(run_algorithmic._extractiveness, pred, passages, "reference", None)
+        assert typed(fast) == typed(pure), hex(start)
+        declined += C.extractive_counts(pred, passages) is None
+    assert 0 < declined < 100  # capital sigma, U+0130 and a few more take the pure path
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_byte_texts_take_the_table_loops(seed: int) -> None:
+    """Recall, RougeL_stemFalse and Extractiveness_RougeL on texts of one byte per character."""
+    texts = list(_latin1_texts(30 + seed, 3000)) + list(_pool_texts(40 + seed, 600, 40))
+    rng = random.Random(50 + seed)
+    for i in range(0, len(texts) - 4, 4):
+        pred, others = texts[i], texts[i + 1 : i + 4]
+        passages = others + [pred[rng.randrange(len(pred) + 1) :], pred.upper()]
+        if i < 3000:  # one byte per character: the kernel never declines
+            assert C.extractive_counts(pred, passages) is not None and C.lcs_texts(pred, others) is not None
+        fast, pure = both(run_algorithmic._extractiveness, pred, passages, "reference", None)
+        assert typed(fast) == typed(pure), (pred, passages)
+        fast, pure = both(run_algorithmic._recalls, pred, others)
+        assert typed(fast) == typed(pure), (pred, others)
+        fast, pure = both(rouge_scorer.rouge_l_texts, others, pred)
+        assert typed(fast) == typed(pure), (pred, others)
+
+
+def test_brackets_is_the_two_counts() -> None:
+    from rageval_min import _io
+
+    rng = random.Random(19)
+    alpha = ["[", "{", "]", "x", '"', "\u00e9", "\u2019", "\U0001f600"]
+    texts = ["".join(rng.choice(alpha) for _ in range(rng.randint(0, 300))) for _ in range(3000)]
+    for text in texts + ["", "[" * 1000]:
+        want = text.count("[") + text.count("{")
+        assert C.brackets(text) == want
+        fast, pure = both(_io._brackets, text)
+        assert fast == pure == want
+    assert C.brackets(type("S", (str,), {})("[")) is None

@@ -24,7 +24,17 @@ from typing import (
 
 from .. import rouge as _rouge
 from .._contract import Accumulator, ItemRow, finish
-from .._io import DeferredProblems, Numbered, atomic_writer, deferred_jsonl, dumps, parse_item, read_json
+from .._io import (
+    DeferredProblems,
+    Numbered,
+    Unparsed,
+    atomic_writer,
+    deferred_jsonl,
+    dumps,
+    dumps_extended,
+    parse_item,
+    read_json,
+)
 from .._parallel import Engine, accumulate_items
 from ..errors import ScoringError
 from ..report import Report
@@ -101,9 +111,10 @@ def _located(exc: ScoringError, path: str, line_no: int, rid: str) -> ScoringErr
     )
 
 
-def _json_algorithmic(record: Dict[str, Any]) -> str:
-    # run_algorithmic.py writes with json.dump: ASCII escapes, full repr, NaN kept.
-    return json.dumps(record)
+def _json_algorithmic(raw: Any, record: Dict[str, Any], out: Dict[str, Any]) -> str:
+    # run_algorithmic.py writes with json.dump: ASCII escapes, full repr, NaN kept.  The line read
+    # (raw) is reused when it is already in that form (out is record with "metrics" appended).
+    return dumps_extended(raw.text if isinstance(raw, Unparsed) else None, record, out)
 
 
 def _json_pandas(record: Dict[str, Any]) -> str:
@@ -127,7 +138,7 @@ def _algorithmic_work(
         row = algorithmic_row(result.record)  # a metric beyond the float range: an input error
     except ScoringError as exc:
         raise _located(exc, path, line_no, rid) from None
-    return row, (_json_algorithmic(result.record) + "\n", result.diagnostics)
+    return row, (_json_algorithmic(item[1], record, result.record) + "\n", result.diagnostics)
 
 
 def _engine_for(bertscore: Optional[BertScorer]) -> Optional[Engine]:

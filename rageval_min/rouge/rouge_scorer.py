@@ -83,6 +83,7 @@ __all__ = [
     "ROUGE_REF",
     "VARIANTS",
     "check_variants",
+    "rouge_l_counts",
     "rouge_l_many",
     "rouge_l_texts",
     "rouge_variants",
@@ -205,7 +206,17 @@ def rouge_l_texts(
         toks = [tokenize(t, tokenizer=tokenizer) for t in targets]
         return rouge_l_many(toks, tokenize(prediction, tokenizer=tokenizer), lcs=lcs)
     n, lengths = found
-    return [_lcs_score(k, nt, n) if nt and n else _ZERO for k, nt in lengths]
+    return rouge_l_counts(n, lengths)
+
+
+def rouge_l_counts(n_prediction: int, lengths: Sequence[Tuple[int, int]]) -> List[Score]:
+    """rougeL from counts: ``lengths`` holds ``(lcs, n_target)`` per target, ``n_prediction`` the
+    prediction's token count (a side without tokens scores 0, as :func:`rouge_l_many`).
+
+    >>> [s.fmeasure for s in rouge_l_counts(2, [(1, 2), (0, 0), (2, 3)])]
+    [0.5, 0, 0.8]
+    """
+    return [_lcs_score(k, nt, n_prediction) if nt and n_prediction else _ZERO for k, nt in lengths]
 
 
 def _reverser(nbytes: int) -> Callable[[int], int]:
