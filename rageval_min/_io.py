@@ -326,8 +326,8 @@ def dumps(value: Any, **kwargs: Any) -> str:
         return json.dumps(_finite(value)[0], **kwargs)
 
 
-def dumps_extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, Any]) -> str:
-    """``json.dumps(out)`` (default arguments) where ``out`` is ``record`` with new keys at its end.
+def dumps_extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, Any], end: str = "") -> str:
+    """``json.dumps(out) + end`` (default arguments) where ``out`` is ``record`` with new keys at its end.
 
     ``record`` must be ``json.loads(text)``, unchanged since (``text=None``: not known).  When
     every item of ``record`` is, by identity, the item at the same place in ``out`` and the C
@@ -343,14 +343,14 @@ def dumps_extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, A
     """
     c = kernels()
     if c is None or text is None or len(out) <= len(record):
-        return json.dumps(out)
+        return json.dumps(out) + end
     items = iter(out.items())
     for (key, value), (new_key, new_value) in zip(record.items(), items):
         if key is not new_key or value is not new_value:
-            return json.dumps(out)
+            return json.dumps(out) + end
     added = json.dumps(dict(items))  # '{"key": value, ...}': the same bytes as inside json.dumps(out)
-    line = c.dumps_splice(text, added)  # text[:-1] + ", " + added[1:], or None
-    return line if line is not None else json.dumps(out)  # type: ignore[no-any-return]
+    line = c.dumps_splice(text, added + end)  # text[:-1] + ", " + added[1:] + end (one copy), or None
+    return line if line is not None else json.dumps(out) + end  # type: ignore[no-any-return]
 
 
 def write_jsonl(path: str, rows: Iterable[Any], *, alone: bool = False) -> None:

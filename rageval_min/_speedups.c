@@ -181,7 +181,11 @@ head_word(const char *p, Py_ssize_t len)
     word k;
     memcpy(&k, p, sizeof k);
     if (len >= 8) return k;
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return k & (((word)1 << (8 * len)) - 1);
+#else
     return little_endian ? k & (((word)1 << (8 * len)) - 1) : k & ~(~(word)0 >> (8 * len));
+#endif
 }
 
 static inline uint64_t
@@ -252,9 +256,10 @@ pool_trim(Pool *pool)
 static int
 intern_init(Intern *t, Py_ssize_t tokens)
 {
-    size_t cap = 1024;
+    size_t cap = 64;
     while (cap < (size_t)tokens * 2 + 2) cap <<= 1;
-    if (intern_pool.cap > cap) cap = intern_pool.cap;
+    /* Only the first cap slots of the pool's table are used: a table left large by a long
+     * text would scatter a short text's few tokens over more memory than the cache holds. */
     t->slots = (Slot *)pool_take(&intern_pool, cap, sizeof(Slot), &t->gen);
     t->mask = cap - 1;
     t->n = 0;
@@ -309,11 +314,13 @@ intern(Intern *t, const char *p, Py_ssize_t len)
 }
 
 /* The id of the token p[:len], or -1 when it has none (nothing is added). */
-static int32_t
+static inline int32_t
 intern_find(const Intern *t, const char *p, Py_ssize_t len)
 {
-    word head = head_word(p, len);
-    size_t k = (size_t)token_hash(p, len) & t->mask;
+    word head = head_word(p, len); /* token_hash, its first word read once */
+    uint64_t h = head * 0x9E3779B97F4A7C15ULL ^ (uint64_t)len;
+    for (Py_ssize_t i = 8; i < len; i += 8) h = (h ^ head_word(p + i, len - i)) * 0x9E3779B97F4A7C15ULL;
+    size_t k = (size_t)(h ^ (h >> 32)) & t->mask;
     for (;;) {
         const Slot *s = &t->slots[k];
         if (s->gen != t->gen) return -1;
@@ -1097,6 +1104,12 @@ done:
  * is deleted), and whether re's [^\w\s] (Unicode) matches. */
 enum { SQ_DELETE, SQ_SPACE, SQ_WORD, SQ_OTHER };
 static unsigned char SQ[128];
+/* What squad_ids_latin1 needs of an ASCII character, in one lookup: the low byte is the
+ * character lower-cased, then the bits below. */
+static uint16_t SQUAD[128];
+#define SQUAD_WORD 0x100
+#define SQUAD_DELETED 0x200
+#define SQUAD_OTHER 0x400
 /* mtrag._clean of each byte: what an ASCII character becomes, or 0xFF when deleted (and for
  * every byte above 0x7F: these tables serve ASCII text only). */
 static unsigned char CLEAN[256];
@@ -1104,9 +1117,14 @@ static unsigned char CLEAN[256];
 static unsigned char CLEAN_CLS[256];
 /* The characters clean_for_extractiveness strips from the start: " \t\n\r\f" (0xFF: not). */
 static unsigned char LEADING[256];
-/* 1 - LEADING (0 for 0xFF too: a deleted character never ends the stripping) and whether
- * CLEAN_CLS is a token's (above 1), as 0/1 for the branch-free loop. */
-static unsigned char LEADS_OFF[256], WORDCH[256];
+/* What the one-byte loop of cleaned_of needs of an ASCII character, in one lookup: the low byte
+ * is what CLEAN makes of it, then the bits below (CLEANED_DELETED alone for a deleted one). */
+static uint16_t CLEANED[256];
+#define CLEANED_WORD 0x100     /* a token's character (CLEAN_CLS above 1) */
+#define CLEANED_ENDS_LEAD 0x200 /* not one of " \t\n\r\f": ends the stripped start */
+#define CLEANED_NOT_SPACE 0x400 /* not " ": goes into sq once the start is stripped */
+#define CLEANED_DELETED 0x800
+#define CLEANED_WIDE 0x1000 /* above 0x7F: clean_wide_step */
 
 static int
 is_word(Py_UCS4 ch) /* re's \w for str patterns */
@@ -1129,10 +1147,18 @@ init_mtrag_tables(void)
         else CLEAN[c] = 0xFF;
         CLEAN_CLS[c] = CLEAN[c] == 0xFF ? 0 : CLS[CLEAN[c]];
         LEADING[c] = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-        LEADS_OFF[c] = !LEADING[c];
-        WORDCH[c] = CLEAN_CLS[c] > 1;
     }
     for (int c = 128; c < 256; c++) CLEAN[c] = 0xFF;
+    for (int c = 0; c < 128; c++)
+        SQUAD[c] = (uint16_t)((c >= 'A' && c <= 'Z' ? c + 32 : c) | (SQ[c] == SQ_WORD ? SQUAD_WORD : 0)
+                              | (SQ[c] == SQ_DELETE ? SQUAD_DELETED : 0) | (SQ[c] == SQ_OTHER ? SQUAD_OTHER : 0));
+    for (int c = 0; c < 128; c++) { /* after LEADING: CLEAN turns "\n" into " " */
+        unsigned m = CLEAN[c];
+        CLEANED[c] = m == 0xFF ? CLEANED_DELETED
+                     : (uint16_t)(m | (CLEAN_CLS[c] > 1 ? CLEANED_WORD : 0) | (LEADING[m] ? 0 : CLEANED_ENDS_LEAD)
+                                  | (m != ' ' ? CLEANED_NOT_SPACE : 0));
+    }
+    for (int c = 128; c < 256; c++) CLEANED[c] = CLEANED_WIDE;
 }
 
 static Py_ssize_t
@@ -1256,13 +1282,16 @@ squad_ids_latin1(PyObject *text, Intern *ids, Toks *t, int add)
     for (Py_ssize_t i = 0; i < len; i++) {
         unsigned char ch = src[i];
         if (ch < 128) {
-            unsigned char k = SQ[ch];
-            if (k == SQ_OTHER) { PyMem_Free(bounds); return 1; }
-            unsigned keep = k != SQ_DELETE, w = k == SQ_WORD, flip = keep & (w ^ inword);
+            unsigned e = SQUAD[ch];
+            if (e & (SQUAD_DELETED | SQUAD_OTHER)) { /* rare: punctuation, controls */
+                if (e & SQUAD_OTHER) { PyMem_Free(bounds); return 1; }
+                continue;
+            }
+            unsigned w = (e >> 8) & 1;
             bounds[nb] = (int32_t)pos;
-            nb += flip;
-            inword ^= flip;
-            b[pos] = (unsigned char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+            nb += w ^ inword;
+            inword = w;
+            b[pos] = (unsigned char)e;
             pos += w;
             continue;
         }
@@ -1533,31 +1562,39 @@ cleaned_of(PyObject *text, Cleaned *o)
     o->bounds = (int32_t *)PyMem_Malloc(((size_t)len + 2) * sizeof(int32_t));
     if (!o->sq || !o->bounds) { PyErr_NoMemory(); return -1; }
     if (kind == PyUnicode_1BYTE_KIND) {
-        /* clean_ascii_step with plain locals: the counters stay in registers */
+        /* clean_ascii_step with plain locals (the counters stay in registers), the stripped
+         * start first: in it no character is a token's and none goes into sq. */
         const Py_UCS1 *src = (const Py_UCS1 *)d;
         unsigned char *sq = o->sq;
         int32_t *bounds = o->bounds;
-        Py_ssize_t ns = 0, nb = 0;
-        unsigned started = 0, inword = 0;
-        for (Py_ssize_t i = 0; i < len; i++) {
-            unsigned char ch = src[i];
-            if (ch >= 128) {
-                o->ns = ns, o->nb = nb, o->started = started, o->inword = inword;
-                int rc = clean_wide_step(o, ch);
+        Py_ssize_t i = 0, ns = 0, nb = 0;
+        unsigned inword = 0;
+        for (; i < len && !o->started; i++) {
+            unsigned e = CLEANED[src[i]];
+            if (e & CLEANED_ENDS_LEAD) break; /* kept and not " \t\n\r\f": the start ends here */
+            if (!(e & CLEANED_WIDE)) continue; /* deleted, or stripped */
+            int rc = clean_wide_step(o, src[i]); /* sets o->started when it keeps the character */
+            if (rc < 0) return rc;
+        }
+        ns = o->ns, nb = o->nb, inword = o->inword;
+        for (; i < len; i++) {
+            unsigned e = CLEANED[src[i]];
+            if (e & (CLEANED_DELETED | CLEANED_WIDE)) { /* rare: punctuation, non-ASCII */
+                if (e & CLEANED_DELETED) continue;
+                o->ns = ns, o->nb = nb, o->started = 1, o->inword = inword;
+                int rc = clean_wide_step(o, src[i]);
                 if (rc < 0) return rc;
-                ns = o->ns, nb = o->nb, started = o->started, inword = o->inword;
+                ns = o->ns, nb = o->nb, inword = o->inword;
                 continue;
             }
-            unsigned char m = CLEAN[ch];
-            unsigned keep = m != 0xFF, flip = keep & (WORDCH[ch] ^ inword);
-            started |= keep & LEADS_OFF[m];
-            sq[ns] = m;
+            unsigned w = (e >> 8) & 1;
+            sq[ns] = (unsigned char)e;
             bounds[nb] = (int32_t)ns;
-            nb += flip;
-            inword ^= flip;
-            ns += keep & started & (m != ' ');
+            nb += w ^ inword;
+            inword = w;
+            ns += (e >> 10) & 1;
         }
-        o->ns = ns, o->nb = nb, o->started = started, o->inword = inword;
+        o->ns = ns, o->nb = nb, o->inword = inword;
     }
     else {
         for (Py_ssize_t i = 0; i < len; i++) {
@@ -1747,8 +1784,11 @@ brackets(PyObject *self, PyObject *text)
     Py_ssize_t len = PyUnicode_GET_LENGTH(text), n = 0;
     int kind = PyUnicode_KIND(text);
     const void *d = PyUnicode_DATA(text);
-    if (kind == PyUnicode_1BYTE_KIND)
-        COUNT_BRACKETS(Py_UCS1);
+    if (kind == PyUnicode_1BYTE_KIND) { /* brackets are few: memchr skips the text between them */
+        const Py_UCS1 *p, *end = (const Py_UCS1 *)d + len;
+        for (p = (const Py_UCS1 *)d; (p = (const Py_UCS1 *)memchr(p, '[', (size_t)(end - p))) != NULL; p++) n++;
+        for (p = (const Py_UCS1 *)d; (p = (const Py_UCS1 *)memchr(p, '{', (size_t)(end - p))) != NULL; p++) n++;
+    }
     else if (kind == PyUnicode_2BYTE_KIND)
         COUNT_BRACKETS(Py_UCS2);
     else

@@ -173,11 +173,11 @@ def test_dumps_splice() -> None:
     assert C.dumps_splice('{"a": 1}', "[1]") is None
 
 
-def _extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, Any], module: Any) -> str:
+def _extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, Any], module: Any, end: str = "") -> str:
     saved = _speedups_loader._kernels
     _speedups_loader._kernels = module
     try:
-        return _io.dumps_extended(text, record, out)
+        return _io.dumps_extended(text, record, out, end)
     finally:
         _speedups_loader._kernels = saved
 
@@ -203,5 +203,6 @@ def test_dumps_extended_is_json_dumps(seed: int) -> None:
         assert _extended(text, record, out, C) == want
         assert _extended(text, record, out, None) == want
         assert _extended(None, record, out, C) == want
+        assert _extended(text, record, out, C, "\n") == want + "\n"
         spliced += len(out) > len(record) and text == json.dumps(record)
     assert spliced > 500

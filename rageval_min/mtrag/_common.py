@@ -252,6 +252,13 @@ class ExactMean:
         self.skipped = 0
 
     def add(self, value: Any) -> None:
+        if type(value) is float:  # the common case, without the general checks below
+            if math.isfinite(value):
+                self.n += 1
+                self._add_exact(value)
+            else:
+                self.skipped += 1
+            return
         if not _is_number(value) or not math.isfinite(as_float(value)):  # 401 digits: an input error
             self.skipped += 1
             return
@@ -333,12 +340,16 @@ def _metric_row(
             row[name] = None
             continue
         value = values[name]
-        if is_number(value) and math.isfinite(as_float(value, field=f"metrics.{name}")):  # 401 digits: an error
+        if type(value) is float:
+            ok = math.isfinite(value)
+        else:
+            ok = is_number(value) and math.isfinite(as_float(value, field=f"metrics.{name}"))  # 401 digits: an error
+        if ok:
             row[name] = value
         else:
             row[name] = None
             non_numeric.append(name)
-    row["group"] = answerability_group(answerability_of(dict(record), alias=alias))
+    row["group"] = answerability_group(answerability_of(record if type(record) is dict else dict(record), alias=alias))
     row["model"] = _model(record)
     row["non_numeric"] = non_numeric
     return row

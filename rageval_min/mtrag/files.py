@@ -112,9 +112,10 @@ def _located(exc: ScoringError, path: str, line_no: int, rid: str) -> ScoringErr
 
 
 def _json_algorithmic(raw: Any, record: Dict[str, Any], out: Dict[str, Any]) -> str:
-    # run_algorithmic.py writes with json.dump: ASCII escapes, full repr, NaN kept.  The line read
-    # (raw) is reused when it is already in that form (out is record with "metrics" appended).
-    return dumps_extended(raw.text if isinstance(raw, Unparsed) else None, record, out)
+    # The output line: run_algorithmic.py writes with json.dump (ASCII escapes, full repr, NaN
+    # kept).  The line read (raw) is reused when it is already in that form (out is record with
+    # "metrics" appended).
+    return dumps_extended(raw.text if isinstance(raw, Unparsed) else None, record, out, "\n")
 
 
 def _json_pandas(record: Dict[str, Any]) -> str:
@@ -138,7 +139,7 @@ def _algorithmic_work(
         row = algorithmic_row(result.record)  # a metric beyond the float range: an input error
     except ScoringError as exc:
         raise _located(exc, path, line_no, rid) from None
-    return row, (_json_algorithmic(item[1], record, result.record) + "\n", result.diagnostics)
+    return row, (_json_algorithmic(item[1], record, result.record), result.diagnostics)
 
 
 def _engine_for(bertscore: Optional[BertScorer]) -> Optional[Engine]:
