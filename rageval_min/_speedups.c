@@ -970,13 +970,21 @@ done:
     return out;
 }
 
-/* The LCS of the prediction's position masks (rows) with the ids of t (-1: no match). */
+/* The LCS of the prediction's position masks (rows) with the ids of t (-1: no match); drops the
+ * -1 ids from t->ids. */
 static Py_ssize_t
-lcs_rows(const word *masks, Py_ssize_t rows, Py_ssize_t w, const Toks *t, word *v)
+lcs_rows(const word *masks, Py_ssize_t rows, Py_ssize_t w, Toks *t, word *v)
 {
+    /* The ids with a row first, without a branch per id (whether a target token is one of the
+     * prediction's is unpredictable): t->ids keeps only those, in order. */
+    Py_ssize_t m = 0;
+    for (Py_ssize_t j = 0; j < t->n; j++) {
+        int32_t id = t->ids[j];
+        t->ids[m] = id;
+        m += id >= 0;
+    }
     all_ones(v, rows, w);
-    for (Py_ssize_t j = 0; j < t->n; j++)
-        if (t->ids[j] >= 0) lcs_step(v, masks + (size_t)t->ids[j] * w, w);
+    for (Py_ssize_t j = 0; j < m; j++) lcs_step(v, masks + (size_t)t->ids[j] * w, w);
     return zero_rows(v, rows, w);
 }
 

@@ -133,6 +133,37 @@ text_hash(const unsigned char *p, Py_ssize_t len)
     return h;
 }
 
+/* Whether the float text s[:len] of fixed notation (JSON's grammar: -?(0|[1-9][0-9]*)\.[0-9]+) is
+ * what repr prints for its value, decided without converting it when it has at most 15
+ * significant digits: 1 yes, 0 no, -1 unknown (then convert). A decimal of at most 15
+ * significant digits (DBL_DIG) is the only one of at most 15 digits that rounds to its double,
+ * so repr's shortest digits are its own; repr writes them in fixed notation when the decimal
+ * point is at most 16 places after the first digit and fewer than 4 zeros precede it, with no
+ * trailing zero but the one of "X.0". */
+static int
+fixed_float_form(const unsigned char *s, Py_ssize_t len)
+{
+    Py_ssize_t ip = s[0] == '-', dot = ip;
+    while (s[dot] != '.') dot++;
+    Py_ssize_t ni = dot - ip, fp = dot + 1, nf = len - fp;
+    if (ni == 1 && s[ip] == '0') { /* below 1: the zeros after the point */
+        Py_ssize_t z = 0;
+        while (z < nf && s[fp + z] == '0') z++;
+        if (z == nf) return nf == 1; /* 0.0 and -0.0 print so */
+        if (s[len - 1] == '0') return 0;
+        if (nf - z > 15) return -1;
+        return z < 4; /* 0.0001 is printed so, 0.00001 as 1e-05 */
+    }
+    if (nf == 1 && s[fp] == '0') { /* a whole number: X.0 */
+        Py_ssize_t k = ni;
+        while (k > 1 && s[ip + k - 1] == '0') k--;
+        if (k > 15) return -1;
+        return ni <= 16; /* 1e16 prints as 1e+16 */
+    }
+    if (s[len - 1] == '0') return 0;
+    return ni + nf > 15 ? -1 : 1;
+}
+
 /* A number at sc->i in the form (an integer as Python prints it, a float as repr prints it). */
 static int
 number_form(Scan *sc)
@@ -153,7 +184,8 @@ number_form(Scan *sc)
         while (i < n && s[i] >= '0' && s[i] <= '9') i++;
         if (i == d) return -1;
     }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    int has_exp = i < n && (s[i] == 'e' || s[i] == 'E');
+    if (has_exp) {
         is_float = 1;
         i++;
         if (i < n && (s[i] == '+' || s[i] == '-')) i++;
@@ -168,6 +200,10 @@ number_form(Scan *sc)
         return (len == 2 && s[start] == '-' && s[start + 1] == '0') ? -1 : 0; /* -0 prints 0 */
     }
     if (len > MAX_NUMBER_TEXT) return -1;
+    if (!has_exp) {
+        int fixed = fixed_float_form(s + start, len);
+        if (fixed >= 0) return fixed ? 0 : -1;
+    }
     char buf[MAX_NUMBER_TEXT + 1];
     memcpy(buf, s + start, (size_t)len);
     buf[len] = '\0';

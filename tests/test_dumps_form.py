@@ -206,3 +206,21 @@ def test_dumps_extended_is_json_dumps(seed: int) -> None:
         assert _extended(text, record, out, C, "\n") == want + "\n"
         spliced += len(out) > len(record) and text == json.dumps(record)
     assert spliced > 500
+
+
+def test_fixed_notation_floats_against_repr() -> None:
+    """Floats written without an exponent are decided without converting them when they have at
+    most 15 significant digits: every such text is checked against repr itself."""
+    rng = random.Random(7)
+    digits = "0000123456789"
+    texts = ["0.0", "-0.0", "0.00", "1.0", "10.0", "1.10", "0.0001", "0.00001", "0.001", "-0.00012"]
+    texts += ["1" + "0" * n + ".0" for n in range(20)] + ["0." + "0" * n + "1" for n in range(8)]
+    for _ in range(20000):
+        whole = rng.choice(
+            ["0", str(rng.randint(1, 9)) + "".join(rng.choice(digits) for _ in range(rng.randint(0, 18)))]
+        )
+        frac = "".join(rng.choice(digits) for _ in range(rng.randint(1, 18)))
+        texts.append(rng.choice(["", "-"]) + whole + "." + frac)
+    for number in texts:
+        text = '{"a": ' + number + "}"
+        assert C.dumps_form(text) is (repr(float(number)) == number), number

@@ -115,6 +115,8 @@ def check_variants(variants: Iterable[str]) -> Tuple[str, ...]:
     >>> check_variants(["paper_idk", "paper_idk"])
     ('paper_idk',)
     """
+    if variants == ():  # the common case, already checked
+        return ()
     names = tuple(sorted(set(variants)))
     for name in names:
         if name not in VARIANTS:
