@@ -172,6 +172,31 @@ def test_mtrag_records_and_gold_sample() -> None:
         assert typed(fast.record) == typed(pure.record) and fast.diagnostics == pure.diagnostics
 
 
+def test_mtrag_algorithmic_files_byte_for_byte(tmp_path: Any) -> None:
+    """``algorithmic_file`` writes the same bytes with and without the kernels: lines in
+    ``json.dumps`` form (the splice), written other ways (ASCII off, compact, indented), with
+    integer ids (converted), with metrics already there (appended), and the pure path's."""
+    records = _jsonl(os.path.join(DATA, "mtrag", "responses-10.jsonl"))
+    records += _jsonl(os.path.join(ROOT, "gold_samples", "mtrag", "tasks.jsonl"))
+    lines = []
+    for i, rec in enumerate(records):
+        lines.append(json.dumps(rec))
+        lines.append(json.dumps(dict(rec, task_id=i)))
+        lines.append(json.dumps(dict(rec, metrics={"Recall": [0.5]})))
+        lines.append(json.dumps(dict(rec, note="caf\u00e9 \u2019"), ensure_ascii=False))
+        lines.append(json.dumps(rec, separators=(",", ":")))
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    outs = []
+    for module in (C, None):
+        out = tmp_path / f"out{len(outs)}.jsonl"
+        with kernels(module):
+            mtrag.algorithmic_file(str(path), str(out))
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0].count(b"\n") == len(lines)
+    assert sum(C.dumps_form(line) for line in lines) >= len(records)  # the splice ran
+
+
 # ------------------------------------------------------------------ seeded texts
 
 

@@ -30,7 +30,7 @@ Variants (opt-in, named in the signature): ``rb_agg_unguarded``, ``paper_idk``,
 """
 
 import math
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union, cast
 
 from .._contract import Accumulator, ItemRow
 from .._metrics import InputField, Metric
@@ -192,7 +192,10 @@ def _texts(record: Dict[str, Any], key: str, rid: str, *, required: bool) -> Opt
         return None
     if not isinstance(value, list):
         raise ScoringError(f"{key!r} must be a list", record=rid, field=key)
-    texts = []
+    found = [item.get("text") if type(item) is dict else None for item in value]  # the common case
+    if all(type(text) is str for text in found):
+        return cast(List[str], found)
+    texts: List[str] = []
     for i, item in enumerate(value):
         text = item.get("text") if isinstance(item, dict) else None
         if not isinstance(text, str):

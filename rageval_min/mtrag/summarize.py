@@ -138,12 +138,13 @@ def summary_values(metrics: Dict[str, Any]) -> Dict[str, Any]:
         if not isinstance(value, list) or not value:
             continue
         if name in ("BertKPrec", "Extractiveness_RougeL"):
-            numbers = [v for v in value if _is_number(v)]
+            numbers = [v for v in value if type(v) is float or _is_number(v)]
             out[name] = max(numbers) if numbers else None
         else:
             out[name] = value[0]
-        if isinstance(out[name], int) and not isinstance(out[name], bool):  # 401 digits: an input error
-            as_float(out[name], field=f"metrics.{name}")
+        first = out[name]
+        if type(first) is not float and isinstance(first, int) and not isinstance(first, bool):  # 401 digits
+            as_float(first, field=f"metrics.{name}")  # is an input error
     return out
 
 
