@@ -330,11 +330,12 @@ def dumps_extended(text: Optional[str], record: Dict[str, Any], out: Dict[str, A
     """``json.dumps(out) + end`` (default arguments) where ``out`` is ``record`` with new keys at its end.
 
     ``record`` must be ``json.loads(text)``, unchanged since (``text=None``: not known).  When
-    every item of ``record`` is, by identity, the item at the same place in ``out`` and the C
-    speedups find ``text`` already in ``json.dumps`` form (``_speedups.dumps_splice``), the result
-    is ``text`` with the new items spliced in before its closing brace: the same string
-    ``json.dumps(out)`` gives, without re-encoding what was read.  Otherwise (pure path, a
-    replaced or converted value, a text written another way) it is ``json.dumps(out)``.
+    every item of ``record`` is, by identity, the item at the same place in ``out``, the C
+    speedups make the result from ``text`` (``_speedups.dumps_splice``): ``text`` itself when it
+    is already in ``json.dumps`` form, else its ``json.dumps`` form made from the text, with the
+    new items spliced in before the closing brace: the same string ``json.dumps(out)`` gives,
+    without encoding the record's values again.  Otherwise (pure path, a replaced or converted
+    value, a text the kernel declines) it is ``json.dumps(out)``.
 
     >>> text = '{"id": "q1", "score": 0.5}'
     >>> record = json.loads(text)

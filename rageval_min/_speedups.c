@@ -1866,6 +1866,7 @@ ref_tokens(PyObject *self, PyObject *text)
 /* _speedups_json.c */
 PyObject *rageval_dumps_form(PyObject *self, PyObject *text);
 PyObject *rageval_dumps_splice(PyObject *self, PyObject *args);
+PyObject *rageval_dumps_canonical(PyObject *self, PyObject *text);
 
 PyDoc_STRVAR(dumps_form_doc,
 "dumps_form(text) -> bool, or None\n\n"
@@ -1875,8 +1876,15 @@ PyDoc_STRVAR(dumps_form_doc,
 
 PyDoc_STRVAR(dumps_splice_doc,
 "dumps_splice(text, tail) -> str, or None\n\n"
-"text[:-1] + ', ' + tail[1:] (no ', ' when text is '{}') when dumps_form(text) and tail is an\n"
-"ASCII str starting with '{' (json.dumps of the new items); None otherwise.");
+"D[:-1] + ', ' + tail[1:] (no ', ' when D is '{}'), where D is json.dumps(json.loads(text)): text\n"
+"itself when dumps_form(text), else dumps_canonical(text); None when there is no D or tail is\n"
+"not an ASCII str starting with '{' (json.dumps of the new items).");
+
+PyDoc_STRVAR(dumps_canonical_doc,
+"dumps_canonical(text) -> str, or None\n\n"
+"json.dumps(json.loads(text)) (default arguments) for a JSON object text, made from the text;\n"
+"None when json.loads would fail or read a repeated key, beyond dumps_form's limits, or when\n"
+"text is not exactly a str (see _speedups_json.c).");
 
 static PyMethodDef methods[] = {
     {"rouge_counts", rouge_counts, METH_VARARGS, rouge_counts_doc},
@@ -1891,6 +1899,7 @@ static PyMethodDef methods[] = {
     {"brackets", brackets, METH_O, brackets_doc},
     {"dumps_form", rageval_dumps_form, METH_O, dumps_form_doc},
     {"dumps_splice", rageval_dumps_splice, METH_VARARGS, dumps_splice_doc},
+    {"dumps_canonical", rageval_dumps_canonical, METH_O, dumps_canonical_doc},
     {"extractive_counts", extractive_counts, METH_VARARGS, extractive_counts_doc},
     {NULL, NULL, 0, NULL},
 };

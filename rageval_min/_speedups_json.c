@@ -1,13 +1,14 @@
-/* Part of rageval_min._speedups (built with _speedups.c into one extension): whether a JSON
- * text is already in the exact form Python's json.dumps gives its value.
+/* Part of rageval_min._speedups (built with _speedups.c into one extension): the exact form
+ * Python's json.dumps gives the value of a JSON object text, from the text.
  *
  * A writer that re-serialises every record it reads (MT-RAG's run_algorithmic.py writes
  * json.dumps(record) with a "metrics" key added) spends most of its time in json.dumps. When the
  * line it read is byte for byte json.dumps(json.loads(line)), the output is that line with the new
- * key spliced in before the closing brace: no re-encoding is needed. dumps_form() decides the
- * first part, conservatively: True only when the text is certainly in that form, False whenever
- * it is not or when this code does not know (the caller then runs json.dumps, so False is always
- * safe).
+ * key spliced in before the closing brace: no re-encoding is needed. dumps_form() decides that,
+ * conservatively: True only when the text is certainly in that form, False whenever it is not or
+ * when this code does not know. For other lines canonical() (further below) writes the form from
+ * the text, or gives no result when it does not know. The caller then runs json.dumps, so a
+ * False or no result is always safe.
  *
  * json.dumps with its default arguments (ensure_ascii=True, allow_nan=True, separators ", " and
  * ": ", no indent, no sort_keys) writes:
@@ -27,8 +28,10 @@
  * output is ASCII), whitespace anywhere but after ", " and ": ", nesting deeper than MAX_DEPTH,
  * an object of more than MAX_KEYS keys, an integer of more than 4300 digits (Python's default
  * limit for int <-> str), a number text longer than 400 characters.
- * tests/test_dumps_form.py compares dumps_form() with json.dumps(json.loads(text)) == text on
- * seeded random JSON and on hand-written edge cases. CPython C API only.
+ * tests/test_dumps_form.py compares dumps_form() with json.dumps(json.loads(text)) == text, and
+ * canonical() with json.dumps(json.loads(text)), on seeded random JSON written in several ways
+ * and mutated, every code point, random number texts and hand-written edge cases. CPython C API
+ * only.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -340,31 +343,392 @@ rageval_dumps_form(PyObject *self, PyObject *text)
     Py_RETURN_FALSE;
 }
 
-/* dumps_splice(text, tail): text[:-1] + (", " unless text is "{}") + tail[1:] when text is in the
- * form (rageval_dumps_form) and tail is a str "{...}" of ASCII; None otherwise. */
+/* ------------------------------------------------- any JSON object text, written in the form */
+
+/* canonical(): json.dumps(json.loads(text)) made from the text itself, for a line that is not in
+ * the form (written with ensure_ascii=False, with other separators or whitespace, with other
+ * escapes or number spellings). It returns a result only where it knows what json.loads reads
+ * (CPython's scanner: JSON's grammar, NaN, Infinity and -Infinity, a high and a low surrogate
+ * escape joined, no raw control character in a string, the last of a repeated key) and what
+ * json.dumps writes for it; anything else (an error json.loads would raise, a repeated key, the
+ * limits of dumps_form) gives no result and the caller encodes the record itself. */
+typedef struct {
+    int kind;
+    const void *d;
+    Py_ssize_t n, i;
+    unsigned char *out;   /* the text in the form (ASCII), out[:len] */
+    Py_ssize_t len, cap;
+    Key *keys;            /* the keys of the objects still open: spans of out */
+    Py_ssize_t nkeys, capkeys;
+    int depth;
+} Canon;
+
+#define AT(c, k) PyUnicode_READ((c)->kind, (c)->d, (k))
+
+static int canon_value(Canon *c);
+
+static int
+canon_room(Canon *c, Py_ssize_t more)
+{
+    if (c->len + more <= c->cap) return 0;
+    Py_ssize_t cap = c->cap * 2 + more + 64;
+    unsigned char *grown = (unsigned char *)PyMem_Realloc(c->out, (size_t)cap);
+    if (!grown) { PyErr_NoMemory(); return -2; }
+    c->out = grown;
+    c->cap = cap;
+    return 0;
+}
+
+static int
+canon_put(Canon *c, const char *p, Py_ssize_t k)
+{
+    if (canon_room(c, k) < 0) return -2;
+    memcpy(c->out + c->len, p, (size_t)k);
+    c->len += k;
+    return 0;
+}
+
+static void
+canon_ws(Canon *c)
+{
+    while (c->i < c->n) {
+        Py_UCS4 ch = AT(c, c->i);
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') return;
+        c->i++;
+    }
+}
+
+static void
+put_u(unsigned char *o, Py_UCS4 v)
+{
+    static const char hex[] = "0123456789abcdef";
+    o[0] = '\\', o[1] = 'u';
+    o[2] = hex[(v >> 12) & 15], o[3] = hex[(v >> 8) & 15], o[4] = hex[(v >> 4) & 15], o[5] = hex[v & 15];
+}
+
+/* One character of a string as json.dumps writes it (ensure_ascii). */
+static int
+canon_char(Canon *c, Py_UCS4 ch)
+{
+    if (canon_room(c, 12) < 0) return -2;
+    unsigned char *o = c->out + c->len;
+    const char *short_escape = ch == '"' ? "\\\"" : ch == '\\' ? "\\\\" : ch == '\n' ? "\\n" : ch == '\r' ? "\\r"
+                               : ch == '\t' ? "\\t" : ch == '\b' ? "\\b" : ch == '\f' ? "\\f" : NULL;
+    if (short_escape) { memcpy(o, short_escape, 2); c->len += 2; return 0; }
+    if (ch >= 0x20 && ch <= 0x7E) { o[0] = (unsigned char)ch; c->len += 1; return 0; }
+    if (ch >= 0x10000) { /* a surrogate pair */
+        put_u(o, 0xD800 | ((ch - 0x10000) >> 10));
+        put_u(o + 6, 0xDC00 | ((ch - 0x10000) & 0x3FF));
+        c->len += 12;
+        return 0;
+    }
+    put_u(o, ch);
+    c->len += 6;
+    return 0;
+}
+
+static int
+canon_hex4(Canon *c, Py_ssize_t at, Py_UCS4 *v)
+{
+    if (at + 4 > c->n) return -1;
+    Py_UCS4 x = 0;
+    for (int k = 0; k < 4; k++) {
+        Py_UCS4 h = AT(c, at + k);
+        int digit = h >= '0' && h <= '9' ? (int)(h - '0') : h >= 'a' && h <= 'f' ? (int)(h - 'a' + 10)
+                    : h >= 'A' && h <= 'F' ? (int)(h - 'A' + 10) : -1;
+        if (digit < 0) return -1;
+        x = x * 16 + (Py_UCS4)digit;
+    }
+    *v = x;
+    return 0;
+}
+
+/* The escape at c->i (its backslash): its character into *cp. */
+static int
+canon_escape(Canon *c, Py_UCS4 *cp)
+{
+    if (c->i + 1 >= c->n) return -1;
+    Py_UCS4 e = AT(c, c->i + 1);
+    c->i += 2;
+    switch (e) {
+    case '"': case '\\': case '/': *cp = e; return 0;
+    case 'b': *cp = '\b'; return 0;
+    case 'f': *cp = '\f'; return 0;
+    case 'n': *cp = '\n'; return 0;
+    case 'r': *cp = '\r'; return 0;
+    case 't': *cp = '\t'; return 0;
+    case 'u': break;
+    default: return -1;
+    }
+    if (canon_hex4(c, c->i, cp) < 0) return -1;
+    c->i += 4;
+    /* json.loads joins a high surrogate escape and a low one that follows at once */
+    if (*cp >= 0xD800 && *cp <= 0xDBFF && c->i + 6 < c->n && AT(c, c->i) == '\\' && AT(c, c->i + 1) == 'u') {
+        Py_UCS4 low;
+        if (canon_hex4(c, c->i + 2, &low) < 0) return -1; /* json.loads raises there */
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+            *cp = 0x10000 + (((*cp - 0xD800) << 10) | (low - 0xDC00));
+            c->i += 6;
+        }
+    }
+    return 0;
+}
+
+/* A string at c->i (its opening quote), written in the form. */
+static int
+canon_string(Canon *c)
+{
+    if (canon_put(c, "\"", 1) < 0) return -2;
+    c->i++;
+    if (!PLAIN['a']) init_plain();
+    for (;;) {
+        if (c->kind == PyUnicode_1BYTE_KIND) { /* a run of characters written as themselves */
+            const Py_UCS1 *s = (const Py_UCS1 *)c->d;
+            Py_ssize_t start = c->i;
+            while (c->i < c->n && PLAIN[s[c->i]]) c->i++;
+            if (c->i > start && canon_put(c, (const char *)s + start, c->i - start) < 0) return -2;
+        }
+        else {
+            Py_ssize_t start = c->i;
+            while (c->i < c->n && AT(c, c->i) < 0x80 && PLAIN[AT(c, c->i)]) c->i++;
+            if (canon_room(c, c->i - start) < 0) return -2;
+            for (Py_ssize_t k = start; k < c->i; k++) c->out[c->len++] = (unsigned char)AT(c, k);
+        }
+        if (c->i >= c->n) return -1;
+        Py_UCS4 ch = AT(c, c->i);
+        if (ch == '"') break;
+        if (ch == '\\') {
+            if (canon_escape(c, &ch) < 0) return -1;
+        }
+        else {
+            if (ch < 0x20) return -1; /* json.loads refuses a raw control character */
+            c->i++;
+        }
+        if (canon_char(c, ch) < 0) return -2;
+    }
+    c->i++;
+    return canon_put(c, "\"", 1);
+}
+
+/* A number at c->i: an integer as Python prints it, a float as repr prints it. */
+static int
+canon_number(Canon *c)
+{
+    char buf[MAX_NUMBER_TEXT + 1];
+    Py_ssize_t start = c->i, k = 0, int_digits = 0;
+    int is_float = 0;
+#define TAKE(cond) (c->i < c->n && k < MAX_NUMBER_TEXT && (cond))
+    if (TAKE(AT(c, c->i) == '-')) buf[k++] = '-', c->i++;
+    if (!TAKE(AT(c, c->i) >= '0' && AT(c, c->i) <= '9')) return -1;
+    if (AT(c, c->i) == '0') buf[k++] = '0', c->i++, int_digits = 1;
+    else
+        while (TAKE(AT(c, c->i) >= '0' && AT(c, c->i) <= '9')) buf[k++] = (char)AT(c, c->i), c->i++, int_digits++;
+    if (c->i + 1 < c->n && AT(c, c->i) == '.' && AT(c, c->i + 1) >= '0' && AT(c, c->i + 1) <= '9') {
+        is_float = 1;
+        buf[k++] = '.', c->i++;
+        while (TAKE(AT(c, c->i) >= '0' && AT(c, c->i) <= '9')) buf[k++] = (char)AT(c, c->i), c->i++;
+    }
+    if (c->i < c->n && (AT(c, c->i) == 'e' || AT(c, c->i) == 'E')) {
+        Py_ssize_t at = c->i + 1;
+        if (at < c->n && (AT(c, at) == '+' || AT(c, at) == '-')) at++;
+        if (at < c->n && AT(c, at) >= '0' && AT(c, at) <= '9') { /* else json.loads stops before the e */
+            is_float = 1;
+            while (TAKE(c->i < at || (AT(c, c->i) >= '0' && AT(c, c->i) <= '9'))) buf[k++] = (char)AT(c, c->i), c->i++;
+        }
+    }
+#undef TAKE
+    if (k >= MAX_NUMBER_TEXT || c->i - start != k) return -1; /* too long to check */
+    buf[k] = '\0';
+    if (!is_float) {
+        if (int_digits > MAX_INT_DIGITS) return -1;
+        return k == 2 && buf[0] == '-' && buf[1] == '0' ? canon_put(c, "0", 1) : canon_put(c, buf, k);
+    }
+    char *end = NULL;
+    double x = PyOS_string_to_double(buf, &end, NULL);
+    if (x == -1.0 && PyErr_Occurred()) return -2;
+    if (end != buf + k) return -1;
+    if (!Py_IS_FINITE(x)) return canon_put(c, x > 0 ? "Infinity" : "-Infinity", x > 0 ? 8 : 9);
+    char *repr = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!repr) return -2;
+    int rc = canon_put(c, repr, (Py_ssize_t)strlen(repr));
+    PyMem_Free(repr);
+    return rc;
+}
+
+static int
+canon_word(Canon *c, const char *word)
+{
+    Py_ssize_t len = (Py_ssize_t)strlen(word);
+    if (c->n - c->i < len) return -1;
+    for (Py_ssize_t k = 0; k < len; k++)
+        if (AT(c, c->i + k) != (Py_UCS4)(unsigned char)word[k]) return -1;
+    c->i += len;
+    return canon_put(c, word, len);
+}
+
+/* ", " then another item (1), the closing bracket (0), or -1. */
+static int
+canon_next(Canon *c, Py_UCS4 close)
+{
+    canon_ws(c);
+    if (c->i >= c->n) return -1;
+    Py_UCS4 ch = AT(c, c->i++);
+    if (ch == close) return 0;
+    if (ch != ',') return -1;
+    canon_ws(c);
+    return canon_put(c, ", ", 2) < 0 ? -2 : 1;
+}
+
+/* Record the key out[start:len] of the open object (from base), -1 when it has it already. */
+static int
+canon_key(Canon *c, Py_ssize_t base, Py_ssize_t start)
+{
+    Scan sc = {c->out, c->len, 0, c->keys, c->nkeys, c->capkeys, 0};
+    int rc = new_key(&sc, base, start, c->len - start, text_hash(c->out + start, c->len - start));
+    c->keys = sc.keys, c->nkeys = sc.nkeys, c->capkeys = sc.capkeys;
+    return rc;
+}
+
+static int
+canon_object(Canon *c)
+{
+    Py_ssize_t base = c->nkeys;
+    int rc;
+    c->i++;
+    if (canon_put(c, "{", 1) < 0) return -2;
+    canon_ws(c);
+    if (c->i < c->n && AT(c, c->i) == '}') { c->i++; return canon_put(c, "}", 1); }
+    for (;;) {
+        Py_ssize_t start = c->len;
+        if (c->i >= c->n || AT(c, c->i) != '"') { rc = -1; break; }
+        if ((rc = canon_string(c)) != 0 || (rc = canon_key(c, base, start)) != 0) break;
+        canon_ws(c);
+        if (c->i >= c->n || AT(c, c->i) != ':') { rc = -1; break; }
+        c->i++;
+        canon_ws(c);
+        if ((rc = canon_put(c, ": ", 2)) != 0 || (rc = canon_value(c)) != 0) break;
+        if ((rc = canon_next(c, '}')) <= 0) break;
+    }
+    c->nkeys = base;
+    return rc == 0 ? canon_put(c, "}", 1) : rc;
+}
+
+static int
+canon_array(Canon *c)
+{
+    int rc;
+    c->i++;
+    if (canon_put(c, "[", 1) < 0) return -2;
+    canon_ws(c);
+    if (c->i < c->n && AT(c, c->i) == ']') { c->i++; return canon_put(c, "]", 1); }
+    do {
+        if ((rc = canon_value(c)) != 0) return rc;
+    } while ((rc = canon_next(c, ']')) == 1);
+    return rc == 0 ? canon_put(c, "]", 1) : rc;
+}
+
+static int
+canon_value(Canon *c)
+{
+    if (c->i >= c->n) return -1;
+    Py_UCS4 ch = AT(c, c->i);
+    int rc;
+    switch (ch) {
+    case '{':
+    case '[':
+        if (++c->depth > MAX_DEPTH) return -1;
+        rc = ch == '{' ? canon_object(c) : canon_array(c);
+        c->depth--;
+        return rc;
+    case '"': return canon_string(c);
+    case 't': return canon_word(c, "true");
+    case 'f': return canon_word(c, "false");
+    case 'n': return canon_word(c, "null");
+    case 'N': return canon_word(c, "NaN");
+    case 'I': return canon_word(c, "Infinity");
+    case '-':
+        if (c->i + 1 < c->n && AT(c, c->i + 1) == 'I') return canon_word(c, "-Infinity");
+        return canon_number(c);
+    default:
+        return ch >= '0' && ch <= '9' ? canon_number(c) : -1;
+    }
+}
+
+/* json.dumps(json.loads(text)) for a JSON object text, with extra free bytes after it, into
+ * *out (PyMem; *len its length): 0, -1 (no result) or -2 (a Python error is set). */
+static int
+canonical(PyObject *text, Py_ssize_t extra, unsigned char **out, Py_ssize_t *len)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return -2;
+#endif
+    Canon c = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), 0, NULL, 0, 0, NULL, 0, 0, 0};
+    canon_ws(&c);
+    int rc = c.i < c.n && AT(&c, c.i) == '{' ? canon_value(&c) : -1;
+    if (rc == 0) canon_ws(&c);
+    if (rc == 0 && c.i != c.n) rc = -1;
+    if (rc == 0) rc = canon_room(&c, extra);
+    PyMem_Free(c.keys);
+    if (rc != 0) { PyMem_Free(c.out); return rc; }
+    *out = c.out;
+    *len = c.len;
+    return 0;
+}
+
+/* dumps_canonical(text): json.dumps(json.loads(text)) for a JSON object text, or None. */
+PyObject *
+rageval_dumps_canonical(PyObject *self, PyObject *text)
+{
+    (void)self;
+    if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
+    unsigned char *buf;
+    Py_ssize_t len;
+    int rc = canonical(text, 0, &buf, &len);
+    if (rc == -2) return NULL;
+    if (rc == -1) Py_RETURN_NONE;
+    PyObject *out = PyUnicode_New(len, 127);
+    if (out) memcpy(PyUnicode_1BYTE_DATA(out), buf, (size_t)len);
+    PyMem_Free(buf);
+    return out;
+}
+
+/* dumps_splice(text, tail): D[:-1] + (", " unless D is "{}") + tail[1:] where D is text when it
+ * is in the form (rageval_dumps_form) and dumps_canonical(text) otherwise; None when there is no
+ * D or tail is not an ASCII str starting with "{". */
 PyObject *
 rageval_dumps_splice(PyObject *self, PyObject *args)
 {
     PyObject *text, *tail;
     if (!PyArg_ParseTuple(args, "UU:dumps_splice", &text, &tail)) return NULL;
-    PyObject *ok = rageval_dumps_form(self, text);
-    if (ok != Py_True) {
-        if (!ok) return NULL;
-        Py_DECREF(ok);
-        Py_RETURN_NONE;
-    }
-    Py_DECREF(ok);
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(tail) < 0) return NULL;
 #endif
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = PyUnicode_GET_LENGTH(tail);
+    Py_ssize_t m = PyUnicode_GET_LENGTH(tail);
     if (!PyUnicode_IS_ASCII(tail) || m < 2 || PyUnicode_1BYTE_DATA(tail)[0] != '{') Py_RETURN_NONE;
+    PyObject *ok = rageval_dumps_form(self, text);
+    if (!ok) return NULL;
+    Py_DECREF(ok);
+    unsigned char *buf = NULL;
+    const unsigned char *src;
+    Py_ssize_t n;
+    if (ok == Py_True) {
+        src = PyUnicode_1BYTE_DATA(text);
+        n = PyUnicode_GET_LENGTH(text);
+    }
+    else {
+        int rc = canonical(text, 0, &buf, &n);
+        if (rc == -2) return NULL;
+        if (rc == -1) Py_RETURN_NONE;
+        src = buf;
+    }
     Py_ssize_t sep = n > 2 ? 2 : 0;
     PyObject *out = PyUnicode_New(n - 1 + sep + m - 1, 127);
-    if (!out) return NULL;
-    Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
-    memcpy(o, PyUnicode_1BYTE_DATA(text), (size_t)(n - 1));
-    if (sep) memcpy(o + n - 1, ", ", 2);
-    memcpy(o + n - 1 + sep, PyUnicode_1BYTE_DATA(tail) + 1, (size_t)(m - 1));
+    if (out) {
+        Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
+        memcpy(o, src, (size_t)(n - 1));
+        if (sep) memcpy(o + n - 1, ", ", 2);
+        memcpy(o + n - 1 + sep, PyUnicode_1BYTE_DATA(tail) + 1, (size_t)(m - 1));
+    }
+    PyMem_Free(buf);
     return out;
 }

@@ -1,11 +1,13 @@
-"""``_speedups.dumps_form`` / ``dumps_splice`` and ``_io.dumps_extended`` against ``json`` itself.
+"""``_speedups.dumps_form`` / ``dumps_canonical`` / ``dumps_splice`` and ``_io.dumps_extended``
+against ``json`` itself.
 
 ``dumps_form(text)`` claims that ``text`` is exactly ``json.dumps(json.loads(text))`` for a JSON
-object (default arguments); the writers then splice new keys into the line read instead of
-encoding the record again.  A wrong True would change an output byte, so the oracle here is
-``json`` itself, on seeded random JSON written in many ways and mutated one character at a
-time: ``dumps_form`` must agree with it on every text (the limits its docstring lists are kept
-out of the random texts and tested on their own: there it says False).
+object (default arguments), and ``dumps_canonical(text)`` makes that string from any other object
+text; the writers then splice new keys into it instead of encoding the record again.  A wrong
+claim would change an output byte, so the oracle here is ``json`` itself, on seeded random JSON
+written in many ways and mutated one character at a time, every code point and random number
+texts: both must agree with it on every text (the limits the C source lists are kept out of the
+random texts and tested on their own: there the answer is False or None).
 """
 
 import json
@@ -168,7 +170,8 @@ def test_dumps_form_declines_beyond_its_limits() -> None:
 def test_dumps_splice() -> None:
     assert C.dumps_splice('{"a": 1}', '{"m": [2]}') == '{"a": 1, "m": [2]}'
     assert C.dumps_splice("{}", '{"m": 2}') == '{"m": 2}'
-    assert C.dumps_splice('{"a":1}', '{"m": 2}') is None  # not in the form
+    assert C.dumps_splice('{"a":1}', '{"m": 2}') == '{"a": 1, "m": 2}'  # not in the form: made so
+    assert C.dumps_splice('{"a": 1, "a": 2}', '{"m": 2}') is None  # json.loads would drop a member
     assert C.dumps_splice('{"a": 1}', '{"m": "\u00e9"}') is None  # a tail that is not ASCII
     assert C.dumps_splice('{"a": 1}', "[1]") is None
 
@@ -224,3 +227,80 @@ def test_fixed_notation_floats_against_repr() -> None:
     for number in texts:
         text = '{"a": ' + number + "}"
         assert C.dumps_form(text) is (repr(float(number)) == number), number
+
+
+def _canonical_oracle(text: str) -> Optional[str]:
+    """``json.dumps(json.loads(text))`` for an object text, or None where ``dumps_canonical`` must
+    give none: json.loads fails, the value is not an object, or a key repeats (also two keys
+    that json.dumps spells alike, which only lone surrogates can make)."""
+    repeated = []
+
+    def pairs(items: List[Any]) -> Dict[str, Any]:
+        spelled = [json.dumps(k) for k, _ in items]
+        if len(set(spelled)) != len(spelled):
+            repeated.append(True)
+        return dict(items)
+
+    try:
+        value = json.loads(text)
+        json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or repeated:
+        return None
+    return json.dumps(value)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dumps_canonical_agrees_with_json_on_random_texts(seed: int) -> None:
+    rng = random.Random(200 + seed)
+    made = 0
+    for _ in range(1500):
+        value = _object(rng)
+        texts = _texts(rng, value) + [
+            json.dumps(value, ensure_ascii=False, separators=(" ,", " :")),
+            json.dumps(value, indent="\t").replace("\n", "\r\n"),
+        ]
+        for text in texts:
+            want = _canonical_oracle(text)
+            assert C.dumps_canonical(text) == want, repr(text)
+            made += want is not None
+    assert made > 10000
+
+
+def test_dumps_canonical_strings_and_numbers() -> None:
+    for start in range(0, 0x110000, 0x400):
+        chars = "".join(chr(c) for c in range(start, min(start + 0x400, 0x110000)) if not 0xD800 <= c < 0xE000)
+        raw = '{"s": "' + chars.replace("\\", "\\\\").replace('"', '\\"') + '"}'
+        for text in (raw, raw.replace("\n", "\\n").replace("\t", "\\t"), json.dumps({"s": chars}).upper()):
+            assert C.dumps_canonical(text) == _canonical_oracle(text), hex(start)
+    escapes = [
+        "\\ud83d\\ude00",
+        "\\uD83D\\uDE00",
+        "\\ud83d",
+        "\\ude00\\ud83d",
+        "\\ud83d\\u0041",
+        "\\ud83dx",
+        "\\u00e9",
+        "\\/",
+        "\\b\\f\\n\\r\\t",
+        "\\u0000\\u001F\\u007f",
+        "\\ud83d\\uZZZZ",
+        "\\x",
+        "\\u12",
+    ]
+    for e in escapes:
+        text = '{"s": "' + e + '", "' + e + '": 1}'
+        assert C.dumps_canonical(text) == _canonical_oracle(text), e
+    rng = random.Random(9)
+    alphabet = "0123456789" * 3 + "-+.eE"
+    numbers = ["0", "-0", "-0.0", "1e400", "-1e400", "1E5", "0e5", "1.", ".5", "01", "1e", "1e+", "-", "--1", "1.5e-7"]
+    numbers += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 25))) for _ in range(20000)]
+    numbers += [str(rng.randint(-(10**30), 10**30)) for _ in range(200)] + [repr(_float(rng)) for _ in range(2000)]
+    for number in numbers:
+        text = '{"n": ' + number + ', "m": [' + number + "]}"
+        assert C.dumps_canonical(text) == _canonical_oracle(text), number
+    assert C.dumps_canonical('{"a": ' + "[" * 201 + "]" * 201 + "}") is None
+    deep = '{"a": [' + "[" * 198 + "]" * 198 + "]}"  # 200 levels: the limit
+    assert C.dumps_canonical(deep.replace(" ", "")) == deep
+    assert C.dumps_canonical(type("S", (str,), {})("{}")) is None
