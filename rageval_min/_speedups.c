@@ -1575,7 +1575,8 @@ cleaned_of(PyObject *text, Cleaned *o)
         const Py_UCS1 *src = (const Py_UCS1 *)d;
         unsigned char *sq = o->sq;
         int32_t *bounds = o->bounds;
-        Py_ssize_t i = 0, ns = 0, nb = 0;
+        Py_ssize_t i = 0, ns = 0;
+        uint32_t nb = 0; /* not the width of ns: the compiler then keeps the two in plain registers */
         unsigned inword = 0;
         for (; i < len && !o->started; i++) {
             unsigned e = CLEANED[src[i]];
@@ -1584,7 +1585,7 @@ cleaned_of(PyObject *text, Cleaned *o)
             int rc = clean_wide_step(o, src[i]); /* sets o->started when it keeps the character */
             if (rc < 0) return rc;
         }
-        ns = o->ns, nb = o->nb, inword = o->inword;
+        ns = o->ns, nb = (uint32_t)o->nb, inword = o->inword;
         for (; i < len; i++) {
             unsigned e = CLEANED[src[i]];
             if (e & (CLEANED_DELETED | CLEANED_WIDE)) { /* rare: punctuation, non-ASCII */
@@ -1592,7 +1593,7 @@ cleaned_of(PyObject *text, Cleaned *o)
                 o->ns = ns, o->nb = nb, o->started = 1, o->inword = inword;
                 int rc = clean_wide_step(o, src[i]);
                 if (rc < 0) return rc;
-                ns = o->ns, nb = o->nb, inword = o->inword;
+                ns = o->ns, nb = (uint32_t)o->nb, inword = o->inword;
                 continue;
             }
             unsigned w = (e >> 8) & 1;
