@@ -401,7 +401,7 @@ canon_ws(Canon *c)
 static void
 put_u(unsigned char *o, Py_UCS4 v)
 {
-    static const char hex[] = "0123456789abcdef";
+    static const unsigned char hex[] = "0123456789abcdef";
     o[0] = '\\', o[1] = 'u';
     o[2] = hex[(v >> 12) & 15], o[3] = hex[(v >> 8) & 15], o[4] = hex[(v >> 4) & 15], o[5] = hex[v & 15];
 }
@@ -434,10 +434,10 @@ canon_hex4(Canon *c, Py_ssize_t at, Py_UCS4 *v)
     Py_UCS4 x = 0;
     for (int k = 0; k < 4; k++) {
         Py_UCS4 h = AT(c, at + k);
-        int digit = h >= '0' && h <= '9' ? (int)(h - '0') : h >= 'a' && h <= 'f' ? (int)(h - 'a' + 10)
-                    : h >= 'A' && h <= 'F' ? (int)(h - 'A' + 10) : -1;
-        if (digit < 0) return -1;
-        x = x * 16 + (Py_UCS4)digit;
+        int nibble = h >= '0' && h <= '9' ? (int)(h - '0') : h >= 'a' && h <= 'f' ? (int)(h - 'a' + 10)
+                     : h >= 'A' && h <= 'F' ? (int)(h - 'A' + 10) : -1;
+        if (nibble < 0) return -1;
+        x = x * 16 + (Py_UCS4)nibble;
     }
     *v = x;
     return 0;
@@ -654,10 +654,10 @@ canon_value(Canon *c)
     }
 }
 
-/* json.dumps(json.loads(text)) for a JSON object text, with extra free bytes after it, into
- * *out (PyMem; *len its length): 0, -1 (no result) or -2 (a Python error is set). */
+/* json.dumps(json.loads(text)) for a JSON object text into *out (PyMem; *len its length): 0,
+ * -1 (no result) or -2 (a Python error is set). */
 static int
-canonical(PyObject *text, Py_ssize_t extra, unsigned char **out, Py_ssize_t *len)
+canonical(PyObject *text, unsigned char **out, Py_ssize_t *len)
 {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0) return -2;
@@ -667,7 +667,6 @@ canonical(PyObject *text, Py_ssize_t extra, unsigned char **out, Py_ssize_t *len
     int rc = c.i < c.n && AT(&c, c.i) == '{' ? canon_value(&c) : -1;
     if (rc == 0) canon_ws(&c);
     if (rc == 0 && c.i != c.n) rc = -1;
-    if (rc == 0) rc = canon_room(&c, extra);
     PyMem_Free(c.keys);
     if (rc != 0) { PyMem_Free(c.out); return rc; }
     *out = c.out;
@@ -683,7 +682,7 @@ rageval_dumps_canonical(PyObject *self, PyObject *text)
     if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
     unsigned char *buf;
     Py_ssize_t len;
-    int rc = canonical(text, 0, &buf, &len);
+    int rc = canonical(text, &buf, &len);
     if (rc == -2) return NULL;
     if (rc == -1) Py_RETURN_NONE;
     PyObject *out = PyUnicode_New(len, 127);
@@ -716,7 +715,7 @@ rageval_dumps_splice(PyObject *self, PyObject *args)
         n = PyUnicode_GET_LENGTH(text);
     }
     else {
-        int rc = canonical(text, 0, &buf, &n);
+        int rc = canonical(text, &buf, &n);
         if (rc == -2) return NULL;
         if (rc == -1) Py_RETURN_NONE;
         src = buf;
