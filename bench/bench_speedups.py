@@ -6,7 +6,7 @@ Not a test.  Run from the project root after building the extension in place
     python bench/bench_speedups.py                 # the three targets (a few minutes)
     python bench/bench_speedups.py --rounds 15     # more interleaved rounds of the whole-process runs
     python bench/bench_speedups.py --old DIR       # also DIR/rageval_min (e.g. the commit before), pure
-    python bench/bench_speedups.py --instructions  # target 1 in instruction counts (valgrind, ~1 minute)
+    python bench/bench_speedups.py --instructions  # targets 1 and 3 in instructions (valgrind, ~2 minutes)
 
 Three measurements, each side by side in one run, with the speedups (the default) and
 without them (``RAGEVAL_MIN_PURE=1`` in a child process; in this process the loader's
@@ -22,10 +22,13 @@ decision is swapped for the pure path):
    every length.
 3. ``mtrag.algorithmic_file`` in CPU seconds of this process against the JSON floor
    (``json.loads`` + ``json.dumps`` + ``write`` of every line), on ``bench_mtrag_speed.py``'s
-   generated records, interleaved.  Target: at most 2x the floor.
+   generated records, interleaved.  Target: at most 2x the floor.  Also the same records
+   written another way (``ensure_ascii=False``, compact separators: the lines are then not in
+   ``json.dumps`` form), against the floor on that file.
 
 ``--instructions`` counts the machine instructions of each whole process of target 1 under
-``valgrind --tool=callgrind`` instead: counts do not depend on the load of the machine.  They
+``valgrind --tool=callgrind`` instead, and of target 3 per record (500 records, the floor, with
+and without the speedups): counts do not depend on the load of the machine.  They
 are a proxy for time, not time (Python's start-up, which reads and maps many files, costs
 more time per instruction than the Rust scorer's loops).
 
@@ -120,6 +123,56 @@ def instructions(n_pairs: int, seed: int) -> int:
     return 0
 
 
+# The child of mtrag_instructions: a warm-up pass over one record (imports, caches), then the
+# measured pass (argv: "floor" | "speedups" | "pure" | "none", the records, the output folder).
+_MTRAG_CHILD = """
+import os, sys
+sys.path[:0] = [ROOT, os.path.join(ROOT, "bench")]
+import bench_mtrag_speed
+from rageval_min import mtrag
+mode, path, tmp = sys.argv[1:4]
+one = os.path.join(tmp, "one.jsonl")
+mtrag.algorithmic_file(one, os.path.join(tmp, "warm.jsonl"))
+bench_mtrag_speed._floor(one, os.path.join(tmp, "warm2.jsonl"))
+if mode == "floor":
+    bench_mtrag_speed._floor(path, os.path.join(tmp, "floor.jsonl"))
+elif mode != "none":
+    mtrag.algorithmic_file(path, os.path.join(tmp, mode + ".jsonl"))
+"""
+
+
+def mtrag_instructions(n_records: int) -> Dict[str, float]:
+    """Target 3 in instructions per record: each pass once under callgrind, minus the same
+    process without the pass (``PYTHONHASHSEED=0``: the counts repeat exactly)."""
+    import re
+
+    counts: Dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "records.jsonl")
+        bench_mtrag_speed.generate(path, n_records)
+        with open(path, encoding="utf-8") as fh, open(os.path.join(tmp, "one.jsonl"), "w", encoding="utf-8") as one:
+            one.write(fh.readline())
+        script = os.path.join(tmp, "child.py")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(f"ROOT = {ROOT!r}\n" + _MTRAG_CHILD)
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for mode in ("none", "none", "floor", "speedups", "pure"):  # the first run writes bytecode caches
+            child_env = dict(env, RAGEVAL_MIN_PURE="1") if mode == "pure" else env
+            vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.devnull, sys.executable, script]
+            proc = subprocess.run(vg + [mode, path, tmp], capture_output=True, env=child_env, check=True)
+            counts[mode] = int(re.findall(r"Collected : (\d+)", proc.stderr.decode())[-1])
+        with open(os.path.join(tmp, "speedups.jsonl"), "rb") as a, open(os.path.join(tmp, "pure.jsonl"), "rb") as b:
+            same = a.read() == b.read()
+    per = {mode: (counts[mode] - counts["none"]) / n_records for mode in ("floor", "speedups", "pure")}
+    print(f"\n## 3. in instructions (callgrind), mtrag algorithmic, {n_records} records, per record")
+    print(f"    floor: {per['floor'] / 1e6:.3f} M")
+    for mode in ("speedups", "pure"):
+        print(f"{mode:>9}: {per[mode] / 1e6:.3f} M, {per[mode] / per['floor']:.2f}x the floor")
+    print(f"outputs identical with and without the speedups: {same}")
+    return per
+
+
 def whole_process(n_pairs: int, rounds: int, seed: int, old: Optional[str]) -> Dict[str, Dict[str, List[float]]]:
     """Target 1: ``{engine: {"wall": [ratio per round], "cpu": [...], "wall_s": [...]}}``."""
     types = ",".join(TYPES)
@@ -201,35 +254,44 @@ def rouge_l_in_process(n_pairs: int, passes: int, seed: int) -> Dict[str, List[f
 def mtrag_floor(n_records: int, repeats: int) -> Dict[str, List[float]]:
     """Target 3: ``{"speedups": [algorithmic / floor per repeat], "pure": [...]}``, CPU time."""
     fast = _speedups_loader.kernels()
-    out: Dict[str, List[float]] = {"speedups": [], "pure": []}
-    cpu: Dict[str, List[float]] = {"floor": [], "speedups": [], "pure": []}
+    out: Dict[str, List[float]] = {"speedups": [], "pure": [], "other": []}
+    cpu: Dict[str, List[float]] = {"floor": [], "speedups": [], "pure": [], "floor_other": [], "other": []}
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "records.jsonl")
+        path, other = os.path.join(tmp, "records.jsonl"), os.path.join(tmp, "other.jsonl")
         bench_mtrag_speed.generate(path, n_records)
+        with open(path, encoding="utf-8") as fh, open(other, "w", encoding="utf-8") as w:
+            for line in fh:  # the same records written another way: no ASCII escapes, compact
+                w.write(json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":")) + "\n")
+        runs = [("speedups", fast, path), ("pure", None, path), ("other", fast, other)]
         try:
             for r in range(repeats):
                 cpu["floor"].append(bench_mtrag_speed._floor(path, os.path.join(tmp, "floor.jsonl")))
-                order = [("speedups", fast), ("pure", None)]
-                for name, mod in order if r % 2 == 0 else order[::-1]:
+                cpu["floor_other"].append(bench_mtrag_speed._floor(other, os.path.join(tmp, "floor.jsonl")))
+                for name, mod, records in runs if r % 2 == 0 else runs[::-1]:
                     _speedups_loader._kernels = mod
                     t0 = time.process_time()
-                    mtrag.algorithmic_file(path, os.path.join(tmp, name + ".jsonl"))
+                    mtrag.algorithmic_file(records, os.path.join(tmp, name + ".out.jsonl"))
                     cpu[name].append(time.process_time() - t0)
         finally:
             _speedups_loader._kernels = fast
-        with open(os.path.join(tmp, "speedups.jsonl"), "rb") as a, open(os.path.join(tmp, "pure.jsonl"), "rb") as b:
-            same = a.read() == b.read()
+        outputs = []
+        for name in ("speedups", "pure", "other"):
+            with open(os.path.join(tmp, name + ".out.jsonl"), "rb") as fh:
+                outputs.append(fh.read())
     floor = statistics.median(cpu["floor"])
     print(f"\n## 3. mtrag algorithmic, one core, CPU time: {n_records} records, {repeats} interleaved repeats")
     print(f"JSON floor: {floor * 1e6 / n_records:.0f} us/record")
-    for name in ("speedups", "pure"):
-        out[name] = [a / f for a, f in zip(cpu[name], cpu["floor"])]
+    for name in ("speedups", "pure", "other"):
+        floors = cpu["floor_other" if name == "other" else "floor"]
+        out[name] = [a / f for a, f in zip(cpu[name], floors)]
         med = statistics.median(cpu[name])
+        label = "speedups, lines written another way (ensure_ascii=False, compact)" if name == "other" else name
         print(
-            f"{name:>9}: {med * 1e6 / n_records:.0f} us/record, {statistics.median(out[name]):.2f}x the floor "
+            f"{label:>9}: {med * 1e6 / n_records:.0f} us/record, {statistics.median(out[name]):.2f}x the floor "
             f"(median of the per-repeat ratios; {min(out[name]):.2f}-{max(out[name]):.2f}x)"
         )
-    print(f"outputs identical with and without the speedups: {same}")
+    same = len(set(outputs)) == 1
+    print(f"outputs identical with and without the speedups, whichever way the lines were written: {same}")
     return out
 
 
@@ -251,7 +313,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"# bench_speedups  python {platform.python_version()}  {platform.machine()}  {os.cpu_count()} CPUs")
     print(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.instructions:
-        return instructions(args.pairs, args.seed)
+        instructions(args.pairs, args.seed)
+        mtrag_instructions(500)
+        return 0
     whole = whole_process(args.pairs, args.rounds, args.seed, args.old)
     rl = rouge_l_in_process(200, args.passes, args.seed)
     mt = mtrag_floor(args.records, args.repeats)
