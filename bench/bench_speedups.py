@@ -7,6 +7,7 @@ Not a test.  Run from the project root after building the extension in place
     python bench/bench_speedups.py --rounds 15     # more interleaved rounds of the whole-process runs
     python bench/bench_speedups.py --old DIR       # also DIR/rageval_min (e.g. the commit before), pure
     python bench/bench_speedups.py --instructions  # targets 1 and 3 in instructions (valgrind, ~2 minutes)
+    python bench/bench_speedups.py --only rouge    # one target: rouge (1), rougeL (2) or mtrag (3)
 
 Three measurements, each side by side in one run, with the speedups (the default) and
 without them (``RAGEVAL_MIN_PURE=1`` in a child process; in this process the loader's
@@ -305,6 +306,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--old", metavar="DIR", help="also time DIR/rageval_min as a whole process (pure)")
     ap.add_argument("--instructions", action="store_true", help="target 1 in instruction counts (valgrind)")
+    ap.add_argument(
+        "--only", choices=("rouge", "rougeL", "mtrag"), help="run one target: 1 (rouge), 2 (rougeL) or 3 (mtrag)"
+    )
     args = ap.parse_args(argv)
     fast = _speedups_loader.kernels()
     if fast is None:
@@ -315,6 +319,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.instructions:
         instructions(args.pairs, args.seed)
         mtrag_instructions(500)
+        return 0
+    if args.only == "rouge":
+        whole_process(args.pairs, args.rounds, args.seed, args.old)
+        return 0
+    if args.only == "rougeL":
+        rouge_l_in_process(200, args.passes, args.seed)
+        return 0
+    if args.only == "mtrag":
+        mtrag_floor(args.records, args.repeats)
         return 0
     whole = whole_process(args.pairs, args.rounds, args.seed, args.old)
     rl = rouge_l_in_process(200, args.passes, args.seed)

@@ -22,7 +22,6 @@ that is not JSON Lines objects, a pipe or standard input is left to the
 command's own reader.
 """
 
-import difflib
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -160,6 +159,8 @@ def diagnose(inp: Input, seen: FileFields, others: Sequence[Input] = ()) -> List
     for key in sorted(seen.present):
         if key in names or not _plain(key):
             continue
+        import difflib  # here, not at start-up: only a field that is not declared needs it
+
         near = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
         if near:
             notes.append(f"{seen.present[key]} {inp.what} records have {key}: did you mean {near[0]}?")

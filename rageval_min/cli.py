@@ -79,7 +79,26 @@ class _Exit(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that prints to the injected writers and never exits."""
+    """An ArgumentParser that prints to the injected writers and never exits.
+
+    ``add_argument`` checks each metavar with a help formatter, which asks the terminal's width
+    (``shutil``, a few milliseconds of start-up to import); that formatter prints nothing, so
+    there it gets a fixed width instead.  Help and usage text still take the terminal's.
+    """
+
+    _checking = False
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        self._checking = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._checking = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._checking:
+            return self.formatter_class(prog=self.prog, width=80)
+        return super()._get_formatter()
 
     def _print_message(self, message: str, file: Optional[Any] = None) -> None:
         if not message:
@@ -174,7 +193,9 @@ def build_parser(command: Optional[str] = None, words: Sequence[str] = ()) -> ar
         "Exit codes: 0 gates pass, 1 a gate failed, 2 usage or input error, 3 internal error.",
     )
     parser.add_argument("--version", action="version", version=f"rageval-min {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # prog as argparse would make it (the usage of a parser with no positionals: its name alone),
+    # without asking the terminal's width
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=parser.prog)
     if command is not None and command in _COMMAND_NAMES:
         registry.cli_module(command).register(sub)
         if "-h" in words or "--help" in words:
