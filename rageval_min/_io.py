@@ -202,6 +202,19 @@ def _has_surrogate(value: Any) -> bool:
 MAX_DEPTH = 200
 
 
+_NESTED = frozenset((dict, list))
+
+
+def _flat(value: Any) -> bool:
+    """True for an object whose values are all scalars (nesting 1: most records): its depth needs
+    no look, which is cheaper than counting the brackets of a long line.
+
+    >>> _flat({"a": 1, "b": "x"}), _flat({"a": [1]}), _flat([1])
+    (True, False, False)
+    """
+    return type(value) is dict and _NESTED.isdisjoint(map(type, value.values()))
+
+
 def _depth(value: Any) -> int:
     """How deeply ``value`` nests (a scalar is 0), without recursion.
 
@@ -221,22 +234,42 @@ def _depth(value: Any) -> int:
 #: Records the input check (:func:`rageval_min._schema.read_fields`) parsed before the command
 #: reads them, by their stripped line text: :func:`loads` takes each one (once) instead of
 #: parsing the same text again.  At most :data:`_PARSED_CHARS` characters of text are held;
-#: the reader of a JSON Lines file empties it when it ends (:func:`forget_parsed`).
-_PARSED: Dict[str, Any] = {}
+#: the reader of a JSON Lines file empties it when it ends (:func:`forget_parsed`).  The dict's
+#: key is :func:`_parsed_key` (hashing a long line whole, twice, costs more than it saves); its
+#: value is ``(text, value)``, and a value is taken only for the same text.
+_PARSED: Dict[Tuple[int, str], Tuple[str, Any]] = {}
 _PARSED_CHARS = 1 << 22
 _PARSED_SIZE = [0]
 _NOT_PARSED = object()
+
+
+def _parsed_key(text: str) -> Tuple[int, str]:
+    """The key of a line in ``_PARSED``: its length and its last 64 characters (a record's last
+    field, which tells lines apart better than their first: those often differ by an id only)."""
+    return len(text), text[-64:]
 
 
 def remember_parsed(text: str, value: Any) -> None:
     """Keep ``value``, which is ``json.loads(text)``, for :func:`loads` (while under the limit).
 
     The same text always parses to the same value, so taking it from here changes nothing but
-    the time; each kept value is handed out once (a second identical line is parsed again).
+    the time; each kept value is handed out once (a second line with the same key, an identical
+    line or one that only differs before its last 64 characters, is parsed again).
     """
-    if text not in _PARSED and _PARSED_SIZE[0] + len(text) <= _PARSED_CHARS:
-        _PARSED[text] = value
+    key = _parsed_key(text)
+    if key not in _PARSED and _PARSED_SIZE[0] + len(text) <= _PARSED_CHARS:
+        _PARSED[key] = (text, value)
         _PARSED_SIZE[0] += len(text)
+
+
+def _take_parsed(text: str) -> Any:
+    """The value kept for ``text`` (removed), or ``_NOT_PARSED``."""
+    key = _parsed_key(text)
+    kept = _PARSED.get(key)
+    if kept is None or kept[0] != text:
+        return _NOT_PARSED
+    del _PARSED[key]
+    return kept[1]
 
 
 def forget_parsed() -> None:
@@ -263,7 +296,7 @@ def loads(text: str) -> Any:
     ...
     rageval_min.errors.ScoringError: q: holds a lone UTF-16 surrogate (\ud800-\udfff), which is not text
     """
-    value = _PARSED.pop(text, _NOT_PARSED) if _PARSED else _NOT_PARSED
+    value = _take_parsed(text) if _PARSED else _NOT_PARSED
     try:
         if value is _NOT_PARSED:
             value = json.loads(text)
@@ -273,7 +306,7 @@ def loads(text: str) -> Any:
         raise ScoringError("JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
         raise ScoringError(f"cannot read this JSON value: {exc}") from None
-    if len(text) > MAX_DEPTH and _brackets(text) > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+    if len(text) > MAX_DEPTH and not _flat(value) and _brackets(text) > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise ScoringError(f"JSON nested more than {MAX_DEPTH} levels deep")
     if _escape_hit(text):
         where = first_bad_path(value, _has_surrogate, keys=True)

@@ -57,6 +57,18 @@ class FileFields(NamedTuple):
     truncated: bool
 
 
+#: The JSON type of each exact Python type ``json.loads`` makes (the common case of _json_type).
+_KINDS: Dict[type, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -101,7 +113,7 @@ def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
                 for key, value in rec.items():
                     present[key] = present.get(key, 0) + 1
                     seen = types.setdefault(key, {})
-                    kind = _json_type(value)
+                    kind = _KINDS.get(type(value)) or _json_type(value)
                     seen[kind] = seen.get(kind, 0) + 1
     except (OSError, ValueError, RecursionError):
         return None  # the command's own reader reports it, with file and line

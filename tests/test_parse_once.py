@@ -59,3 +59,15 @@ def test_the_limit_on_kept_text(tmp_path: Any) -> None:
     assert 0 < len(_io._PARSED) < 6 and _io._PARSED_SIZE[0] <= _io._PARSED_CHARS
     assert [v for _, v in _read(path)] == [{"id": i, "t": big} for i in range(6)]
     assert not _io._PARSED and _io._PARSED_SIZE[0] == 0
+
+
+def test_lines_alike_but_for_their_start(tmp_path: Any) -> None:
+    # the same length and the same last 64 characters: one key; each line still reads as itself
+    tail = "y" * 100
+    lines = [json.dumps({"id": i, "t": tail}) + "\n" for i in range(5)]
+    lines += [json.dumps({"id": 10 + i, "t": tail}) + "\n" for i in range(5)]
+    path = _write(tmp_path, lines)
+    fresh = _read(path)
+    _schema.read_fields(path, remember=True)
+    assert len(_io._PARSED) == 2  # one per key; the others are parsed again
+    assert _read(path) == fresh and not _io._PARSED

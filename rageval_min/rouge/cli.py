@@ -97,19 +97,20 @@ def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
         json.dumps(raw, ensure_ascii=False) + ': {"precision": %r, "recall": %r, "fmeasure": %r}' for raw, *_ in spec
     )
     template = "{" + head + "}\n"
-    finite = (float, int)
+    finite = frozenset((float, int))
 
     def line(row: ItemRow) -> str:
         values = tuple(map(row.__getitem__, keys))
-        for v in values:
-            if type(v) not in finite or v != v or v in (_INF, -_INF):
+        if finite.issuperset(map(type, values)):
+            try:
+                total = sum(values)  # finite exactly when every value is (NaN and inf carry over)
+            except OverflowError:  # an int too large for a float: json.dumps decides
                 return dumped(row)
-        return template % values
+            if total - total == 0:
+                return template % values
+        return dumped(row)
 
     return line
-
-
-_INF = float("inf")
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
