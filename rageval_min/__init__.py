@@ -16,6 +16,8 @@ so ``import rageval_min`` stays cheap:
   exception type, :class:`ScoringError`.
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 from . import registry

@@ -32,6 +32,8 @@ The envelope of a state is::
 two states merge only when family, command and params are equal.
 """
 
+from __future__ import annotations
+
 import contextvars
 import json
 import math

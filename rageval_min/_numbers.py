@@ -36,6 +36,8 @@ Booleans are numbers to Python but not to these readers, except :func:`as_float`
 The module is kernel code: it names no family, uses only the standard library and keeps no state.
 """
 
+from __future__ import annotations
+
 import math
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 

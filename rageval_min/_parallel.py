@@ -32,6 +32,8 @@ the result is byte-identical for any number of jobs:
     merged in chunk order (see ``rageval_min_extras.dask_engine``).
 """
 
+from __future__ import annotations
+
 import contextvars
 import os
 from collections import deque

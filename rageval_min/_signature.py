@@ -10,6 +10,8 @@ each as ``name=value``; booleans are written ``true``/``false`` and ``None`` as
 ``none``.  Every option that can change a number must be in the signature.
 """
 
+from __future__ import annotations
+
 from typing import Iterable, Sequence, Tuple
 
 from ._version import __version__

@@ -12,6 +12,8 @@ so results cannot differ by kernel and the signature does not record which one r
 texts. Copying ``rageval_min/`` without building the extension gives the pure path.
 """
 
+from __future__ import annotations
+
 import os
 from types import ModuleType
 from typing import Optional

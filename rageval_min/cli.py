@@ -21,6 +21,8 @@ gold-sample cases, which ``demo`` runs, are data in
 ``gold_samples/<name>/cases.json`` (see ``docs/adding-a-family.md``).
 """
 
+from __future__ import annotations
+
 import argparse
 import contextvars
 import gc
@@ -96,8 +98,8 @@ class _Parser(argparse.ArgumentParser):
             self._checking = False
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        if self._checking:
-            return self.formatter_class(prog=self.prog, width=80)
+        if self._checking and self.formatter_class is argparse.HelpFormatter:
+            return argparse.HelpFormatter(prog=self.prog, width=80)
         return super()._get_formatter()
 
     def _print_message(self, message: str, file: Optional[Any] = None) -> None:

@@ -6,6 +6,8 @@ one line and says where the problem is, in the form ``file:line: field: what``
 (parts that are unknown are left out), so a CLI can print it as is.
 """
 
+from __future__ import annotations
+
 from typing import Any, Optional, Sequence
 
 __all__ = ["ScoringError"]

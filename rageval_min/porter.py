@@ -30,6 +30,8 @@ that suffix's condition fails, the step leaves the word alone instead of trying
 a shorter suffix (as in Porter's own description).
 """
 
+from __future__ import annotations
+
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["porter_stem", "STEMMER_ID"]

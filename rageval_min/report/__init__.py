@@ -7,6 +7,8 @@ with the gate outcomes, into one of :data:`FORMATS` (``json``, ``text``,
 asked for; the HTML page asks the registry for the family's chart section.
 """
 
+from __future__ import annotations
+
 import importlib
 from typing import Callable, List, Mapping, Optional, Sequence
 

@@ -4,6 +4,8 @@ The public face of the rouge family: every name below is importable as
 ``rageval_min.rouge.NAME``.
 """
 
+from __future__ import annotations
+
 from .accumulator import (
     LINE_KEY,
     REPORT_FORMATS,

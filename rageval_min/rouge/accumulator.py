@@ -11,6 +11,8 @@ The ``rouge`` command (the family contract, ``docs/adding-a-family.md``)
     higher-is-better; ``records`` is a count (see ``RougeAccumulator.METRICS``).
 """
 
+from __future__ import annotations
+
 import functools
 from array import array
 from functools import lru_cache

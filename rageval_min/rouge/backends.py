@@ -1,5 +1,7 @@
 """Pipeline step: the ``--backend`` choice (built-in engine, rapidfuzz's LCS, the official package)."""
 
+from __future__ import annotations
+
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ScoringError

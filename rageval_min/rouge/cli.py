@@ -1,5 +1,7 @@
 """``rageval-min rouge``: ROUGE over a file of prediction/reference pairs (thin CLI over :mod:`rageval_min.rouge`)."""
 
+from __future__ import annotations
+
 import argparse
 import json
 from typing import Any, Callable, List, Optional

@@ -6,6 +6,8 @@ same lengths and the same chosen LCS.  :func:`lcs_lengths` also serves MT-RAG (o
 against each passage).
 """
 
+from __future__ import annotations
+
 from itertools import compress, count
 from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 

@@ -51,6 +51,8 @@ Score(precision=0.8333333333333334, recall=0.8333333333333334, fmeasure=0.833333
 {'rougeL': Score(precision=0, recall=0, fmeasure=0), 'rouge2': Score(precision=0.0, recall=0.0, fmeasure=0.0)}
 """
 
+from __future__ import annotations
+
 import re
 from collections import Counter
 from functools import lru_cache

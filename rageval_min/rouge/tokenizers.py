@@ -20,6 +20,8 @@ and each Japanese kana is a token on its own.  Stemming then applies only to
 ASCII ``[a-z0-9]`` tokens of more than 3 characters.
 """
 
+from __future__ import annotations
+
 import re
 import unicodedata
 from functools import lru_cache
