@@ -137,17 +137,20 @@ lcs_walk(Py_ssize_t rows, Py_ssize_t w, const word *const *colm, Py_ssize_t nc, 
 }
 
 /* The backtrack of lcs_walk for a reference sentence of at most 64 tokens: cm[j] the mask of
- * candidate token j (0: no match), cols[j] the column after it; returns the marked rows.
+ * candidate token j (0: no match), cols[j] the column after it; returns the marked rows, or
+ * some of them: the walk stops once no row of `pending` is left below it (the caller needs
+ * only those; pass ~0 for all).
  * After a column without a match the walk is at the row that column's first 0 bit allows,
  * and the following columns without a match (the same column) leave it there: they are
  * crossed at once. */
 static word
-walk1_back(Py_ssize_t rows, const word *cm, Py_ssize_t nc, const word *cols)
+walk1_back(Py_ssize_t rows, const word *cm, Py_ssize_t nc, const word *cols, word pending)
 {
     word mark = 0;
     Py_ssize_t i = rows, j = nc;
     while (i > 0 && j > 0) {
         word below = i >= WBITS ? ~(word)0 : ((word)1 << i) - 1;
+        if (!(pending & below)) break; /* the rest of the walk marks none of `pending`: no news */
         word hit = cm[j - 1] & below, zero = ~cols[j - 1] & below;
         int k_zero = zero ? high_bit(zero) : -1;
         if (hit) {
@@ -636,14 +639,16 @@ union_small(const int32_t *r, Py_ssize_t a, const Toks *can, word *M, word *cols
     for (Py_ssize_t c = 0; c < can->nsent; c++) {
         const int32_t *q = can->ids + can->sent[c];
         Py_ssize_t b = can->sent[c + 1] - can->sent[c];
-        word v = full;
+        word v = full, any = 0;
         for (Py_ssize_t j = 0; j < b; j++) {
             word m = M[q[j]], u = v & m;
             cm[j] = m;
+            any |= m;
             v = (v + u) | (v & ~u);
             cols[j] = v;
         }
-        if ((v & full) != full) mark |= walk1_back(a, cm, b, cols);
+        /* the walk marks some of the rows in `any`: none new when all of them are marked */
+        if ((v & full) != full && (any & ~mark)) mark |= walk1_back(a, cm, b, cols, any & ~mark);
     }
     for (Py_ssize_t i = 0; i < a; i++) M[r[i]] = 0;
     return mark;

@@ -284,6 +284,22 @@ def test_long_texts_and_long_sentences() -> None:
     assert_same_scores(pairs, FOUR)
 
 
+@pytest.mark.parametrize("vocab_size", [2, 5, 12, 60])
+def test_rouge_lsum_texts_of_many_sentences(vocab_size: int) -> None:
+    """rougeLsum over texts of 1-14 sentences of 1-64 tokens: the union's rows fill up as the
+    candidate sentences go by, so the kernel's shortcuts (no walk, or a walk cut short, once it
+    could mark no row not yet marked) are taken often, with few and many ties."""
+    rng = random.Random(2700 + vocab_size)
+    vocab = [f"w{i}" for i in range(vocab_size)]
+
+    def text() -> str:
+        n = rng.randint(1, 14)
+        return "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 64))) for _ in range(n))
+
+    pairs = [(text(), text()) for _ in range(250)]
+    assert_same_scores(pairs, ["rougeLsum", "rouge2", "rouge3"])
+
+
 def test_tokenize_every_code_point() -> None:
     """One text of every code point (surrogates excepted), each between two tokens."""
     text = " ".join("a" + chr(cp) + "b" for cp in range(0x110000) if not 0xD800 <= cp < 0xE000)
