@@ -488,8 +488,51 @@ classify(PyObject *text, Toks *t, unsigned char **out)
     return len;
 }
 
+/* The class bytes are read 8 at a time (a word in memory order; every class byte is below
+ * 0x7B, so adding 0x7E or 0x7F to each carries into no other byte). */
+#define BYTES_01 ((word)0x0101010101010101ULL)
+#define BYTES_80 ((word)0x8080808080808080ULL)
+
+/* The high bit of every token byte (a letter or digit: >= 2) of x. */
+static word
+token_bytes(word x)
+{
+    return (x + 0x7E * BYTES_01) & BYTES_80;
+}
+
+/* The high bit of every "\n" byte (1) of x. */
+static word
+newline_bytes(word x)
+{
+    return (x + 0x7F * BYTES_01) & ~(x + 0x7E * BYTES_01) & BYTES_80;
+}
+
+/* The offset in memory of the first byte of x with its high bit set (m != 0). */
+static int
+first_byte(word m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (little_endian ? __builtin_ctzll(m) : __builtin_clzll(m)) >> 3;
+#else
+    int k = 0;
+    if (little_endian) while (!(m & 0x80)) { m >>= 8; k++; }
+    else while (!(m >> 63)) { m <<= 8; k++; }
+    return k;
+#endif
+}
+
+/* m without its bytes from offset k on (0 <= k < 8). */
+static word
+first_bytes(word m, int k)
+{
+    if (!k) return 0;
+    return little_endian ? m & (((word)1 << (8 * k)) - 1) : m & ~(~(word)0 >> (8 * k));
+}
+
 /* Tokenize text into t (token ids from ids, sentences at "\n"); with add == 0 a token without
- * an id gets -1 and ids is left as it is. */
+ * an id gets -1 and ids is left as it is. The class buffer is read a word at a time: the
+ * separators before a token (and whether a line break is among them), then the token's end
+ * (the padding stops the last one). */
 static int
 tokenize_ids(PyObject *text, Intern *ids, Toks *t, int add)
 {
@@ -503,22 +546,32 @@ tokenize_ids(PyObject *text, Intern *ids, Toks *t, int add)
     if (!t->ids || !t->sent) { PyErr_NoMemory(); return -1; }
     Py_ssize_t n = 0, nsent = 0, line_start = 0;
     Py_ssize_t i = 0;
-    while (i < len) {
-        unsigned char ch = c[i];
-        if (ch <= 1) {
-            if (ch == 1) {
-                if (n > line_start) t->sent[nsent++] = line_start;
-                line_start = n;
-            }
-            i++;
+    while (i < len) { /* c[i..i+7] is in the buffer: len + PAD bytes */
+        word x, m;
+        memcpy(&x, c + i, sizeof x);
+        m = token_bytes(x);
+        int k = m ? first_byte(m) : 8;
+        if (k && (m ? first_bytes(newline_bytes(x), k) : newline_bytes(x))) {
+            if (n > line_start) t->sent[nsent++] = line_start; /* a line break: a sentence ends */
+            line_start = n;
+        }
+        if (!m) {
+            i += 8;
             continue;
         }
-        Py_ssize_t start = i;
-        while (c[i] > 1) i++; /* the padding stops it */
-        int32_t id = add ? intern(ids, (const char *)c + start, i - start)
-                         : intern_find(ids, (const char *)c + start, i - start);
+        Py_ssize_t start = i + k, end = start;
+        for (;;) {
+            memcpy(&x, c + end, sizeof x);
+            m = token_bytes(x) ^ BYTES_80;
+            if (m) break;
+            end += 8;
+        }
+        end += first_byte(m);
+        int32_t id = add ? intern(ids, (const char *)c + start, end - start)
+                         : intern_find(ids, (const char *)c + start, end - start);
         if (id < 0 && add) return -1;
         t->ids[n++] = id;
+        i = end;
     }
     if (n > line_start) t->sent[nsent++] = line_start;
     t->sent[nsent] = n;

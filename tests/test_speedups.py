@@ -300,6 +300,28 @@ def test_rouge_lsum_texts_of_many_sentences(vocab_size: int) -> None:
     assert_same_scores(pairs, ["rougeLsum", "rouge2", "rouge3"])
 
 
+def test_token_and_separator_runs_at_every_alignment() -> None:
+    """The kernel reads the text 8 characters at a time: tokens and separator runs of 1-20
+    characters (line breaks anywhere in a run, or at its ends) land at every offset of a word."""
+    rng = random.Random(8)
+    seps = [" ", "\n", ",", ".", "-", "\u00e9", "\t", "\r"]
+    vocab = ["a", "Bc", "def", "g1h2", "ijklmno", "pqrstuvw", "xyz0123456789"]
+
+    def text() -> str:
+        parts = []
+        for _ in range(rng.randint(0, 30)):
+            parts.append(rng.choice(vocab))
+            run = [rng.choice(seps[:1] * 6 + seps) for _ in range(rng.choice([1, 1, 2, 3, 8, 20]))]
+            parts.append("".join(run))
+        return rng.choice(["", " ", "\n"]) + "".join(parts)[: rng.randint(0, 400)]
+
+    pairs = []
+    for _ in range(300):
+        t = text()
+        pairs += [(t, text()), (t, t[rng.randint(0, 7) :])]
+    assert_same_scores(pairs, ["rouge1", "rouge2", "rougeLsum"])
+
+
 def test_tokenize_every_code_point() -> None:
     """One text of every code point (surrogates excepted), each between two tokens."""
     text = " ".join("a" + chr(cp) + "b" for cp in range(0x110000) if not 0xD800 <= cp < 0xE000)
