@@ -40,6 +40,8 @@ from .backends import ScoreFn, make_scorer
 from .rouge_scorer import (
     FAMILY,
     LcsFn,
+    _c_scores,
+    _parsed,
     rouge_variants,
     score,
     score_multi,
@@ -166,8 +168,13 @@ def _record_item(
         targets, prediction = check_record(rec)
     except ScoringError as exc:
         return None, ("check", exc.msg, line, exc.field)
+    # The built-in engine on one reference: score()'s C path without the layers around it (the
+    # types were checked by score_file, the texts by check_record); None: the kernels declined.
+    kernel = backend == "stdlib" and tokenizer == "reference" and not use_stemmer and len(targets) == 1
     try:
-        scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
+        scores = _c_scores(_parsed(rouge_types), targets[0], prediction, True) if kernel else None
+        if scores is None:
+            scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
     except ScoringError as exc:
         return None, ("score", exc.msg, line, exc.field)
     return _fast_row(rec, line, scores, _row_spec(rouge_types)), None
