@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextvars
 import gc
+import importlib
 import os
 import re
 import sys
@@ -66,7 +67,10 @@ def _raise_signalled(signum: int, frame: Any) -> None:
 
 def install_signal_handlers() -> None:
     """Turn SIGTERM and SIGHUP into an orderly exit (for the console script, not for embedding)."""
-    import signal
+    try:  # the C module signal.py wraps: the same calls, without the enums it builds (start-up time)
+        signal: Any = importlib.import_module("_signal")
+    except ImportError:
+        import signal
 
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
@@ -268,8 +272,9 @@ class _HeldNotes:
         return f"rageval-min: error: {one_line(message)}" + (f" (note: {held})" if held else "") + "\n"
 
 
-_LONG_DIGITS = re.compile(r"[0-9]{41,}")
-_LONG_WORD = re.compile(r"[^\s/]{201,}")
+# patterns, compiled (by re's cache) only when a message needs them: not at start-up
+_LONG_DIGITS = r"[0-9]{41,}"
+_LONG_WORD = r"[^\s/]{201,}"
 
 
 def _digits(match: "re.Match[str]") -> str:
@@ -297,7 +302,7 @@ def one_line(message: str) -> str:
     """
     from ._cli_common import printable
 
-    return _LONG_WORD.sub(_word, _LONG_DIGITS.sub(_digits, printable(message)))
+    return re.sub(_LONG_WORD, _word, re.sub(_LONG_DIGITS, _digits, printable(message)))
 
 
 def _started(collect: bool) -> None:
