@@ -23,7 +23,7 @@ command's own reader.
 """
 
 import json
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ._io import remember_parsed
 from ._metrics import Input, InputField
@@ -38,15 +38,6 @@ MAX_CHECKED = 1_000
 #: The longest line looked at (characters); a longer one ends the look.
 _MAX_LINE = 1 << 20
 
-_TYPES: Dict[str, Tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
-
 
 class FileFields(NamedTuple):
     """What the records of one file hold: record count, and per field name its count and its types."""
@@ -57,7 +48,7 @@ class FileFields(NamedTuple):
     truncated: bool
 
 
-#: The JSON type of each exact Python type ``json.loads`` makes (the common case of _json_type).
+#: The JSON type of each Python type ``json.loads`` makes.
 _KINDS: Dict[type, str] = {
     str: "string",
     int: "integer",
@@ -69,17 +60,6 @@ _KINDS: Dict[type, str] = {
 }
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    for name in ("string", "integer", "number", "array", "object"):
-        if isinstance(value, _TYPES[name]):
-            return name
-    return "other"
-
-
 def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
     """The fields of a JSON Lines file's records, or None when it is not JSON Lines objects or not a
     regular file (a pipe or FIFO is read once, by the command).  With ``remember``, the records
@@ -88,8 +68,7 @@ def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
 
     if not os.path.isfile(path):
         return None
-    present: Dict[str, int] = {}
-    types: Dict[str, Dict[str, int]] = {}
+    shapes: Dict[Tuple[Tuple[str, type], ...], int] = {}  # records per shape (keys and value types)
     records = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -103,21 +82,32 @@ def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
                 if not text:
                     continue
                 if records == MAX_CHECKED:
-                    return FileFields(records, present, types, True)
+                    return _file_fields(records, shapes, True)
                 rec = json.loads(line)
                 if not isinstance(rec, dict):
                     return None
                 if remember:  # the command's reader takes it instead of parsing the line again
                     remember_parsed(text, rec)
                 records += 1
-                for key, value in rec.items():
-                    present[key] = present.get(key, 0) + 1
-                    seen = types.setdefault(key, {})
-                    kind = _KINDS.get(type(value)) or _json_type(value)
-                    seen[kind] = seen.get(kind, 0) + 1
+                shape = tuple(zip(rec, map(type, rec.values())))
+                shapes[shape] = shapes.get(shape, 0) + 1
     except (OSError, ValueError, RecursionError):
         return None  # the command's own reader reports it, with file and line
-    return FileFields(records, present, types, False) if records else None
+    return _file_fields(records, shapes, False) if records else None
+
+
+def _file_fields(records: int, shapes: Mapping[Tuple[Tuple[str, type], ...], int], truncated: bool) -> FileFields:
+    """:class:`FileFields` of the records counted by shape (most files have one or a few shapes),
+    the fields and their types in the order the records first show them."""
+    present: Dict[str, int] = {}
+    types: Dict[str, Dict[str, int]] = {}
+    for shape, count in shapes.items():
+        for key, kind in shape:
+            present[key] = present.get(key, 0) + count
+            seen = types.setdefault(key, {})
+            name = _KINDS.get(kind, "other")
+            seen[name] = seen.get(name, 0) + count
+    return FileFields(records, present, types, truncated)
 
 
 def _plain(name: str) -> bool:

@@ -612,13 +612,19 @@ def _c_scores(
     if counts is None:
         return None
     result: Dict[str, Score] = {}
-    for (name, n), (k, nt, np_) in zip(parsed, counts):
+    for (name, n), (k, nt, np_) in zip(parsed, counts):  # _fmeasure and _lcs_score, written out
         if n > 0:
-            precision = k / max(np_ - n + 1, 1)
-            recall = k / max(nt - n + 1, 1)
-            result[name] = _new_score(Score, (precision, recall, _fmeasure(precision, recall)))
+            dp, dt = np_ - n + 1, nt - n + 1
+            precision = k / (dp if dp > 1 else 1)
+            recall = k / (dt if dt > 1 else 1)
+        elif nt and np_:
+            precision = k / np_
+            recall = k / nt
         else:
-            result[name] = _lcs_score(k, nt, np_) if nt and np_ else _ZERO
+            result[name] = _ZERO
+            continue
+        total = precision + recall
+        result[name] = _new_score(Score, (precision, recall, 2 * precision * recall / total if total > 0 else 0.0))
     return result
 
 
