@@ -38,12 +38,27 @@ import contextvars
 import json
 import math
 from contextlib import contextmanager
-from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    ClassVar,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Tuple,
+    Type,
+)
 
 from ._metrics import Input, Metric, per_item_directions, rate_fields
-from ._state_schema import Count, Fields, Items, OneOf, Schema, Text, check_state
 from .errors import ScoringError
 from .report import Report
+
+if TYPE_CHECKING:  # the schema classes are imported where a state is checked, not at start-up
+    from ._state_schema import Fields, Schema
 
 __all__ = [
     "Accumulator",
@@ -102,6 +117,27 @@ def accumulator_class(family: str, command: str) -> Type["Accumulator"]:
         return _REGISTRY[(family, command)]
     except KeyError:
         raise ScoringError(f"family {family!r} has no mergeable command {command!r}") from None
+
+
+class deferred_schema:
+    """A class attribute holding a state schema built on first use (``STATE_SCHEMA =
+    deferred_schema(build)``): a command that writes no state does not import the schema's
+    classes (:mod:`rageval_min._state_schema`) at start-up.
+
+    >>> class A:
+    ...     S = deferred_schema(lambda: "built")
+    >>> A.S
+    'built'
+    """
+
+    def __init__(self, build: Callable[[], Schema]) -> None:
+        self._build = build
+        self._value: Optional[Schema] = None
+
+    def __get__(self, obj: Any, owner: Any) -> Schema:
+        if self._value is None:
+            self._value = self._build()
+        return self._value
 
 
 class Accumulator:
@@ -245,6 +281,8 @@ class Accumulator:
             )
         if cls.STATE_SCHEMA is None:
             raise ScoringError(f"{cls.FAMILY} {cls.COMMAND} declares no state schema: its states cannot be merged")
+        from ._state_schema import check_state
+
         check_state(state_node(cls.STATE_SCHEMA), state)
         if "digest" in state and state["digest"] != state_digest(state):
             raise ScoringError("the partial state was changed after it was written (its digest does not match)")
@@ -319,6 +357,8 @@ def _check_envelope(state: Any) -> None:
 
 def state_node(schema: Schema) -> Fields:
     """The whole state's schema: the envelope (see the module docstring) around ``schema``'s params and data."""
+    from ._state_schema import Count, Fields, Items, OneOf, Text
+
     return Fields(
         {
             "rageval_min_state": OneOf((STATE_VERSION,)),

@@ -18,6 +18,7 @@ from array import array
 from functools import lru_cache
 from operator import add
 from typing import (
+    TYPE_CHECKING,
     Any,
     Callable,
     Dict,
@@ -29,11 +30,10 @@ from typing import (
     Tuple,
 )
 
-from .._contract import Accumulator, ItemRow, finish, partial_requested, register_accumulator
+from .._contract import Accumulator, ItemRow, deferred_schema, finish, partial_requested, register_accumulator
 from .._io import Problems, iter_records
 from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
-from .._state_schema import Conflict, Count, Either, Fields, Flag, Items, Maybe, Number, Schema, Size, Text, ValueAt
 from ..errors import ScoringError
 from ..report import Report
 from .backends import ScoreFn, make_scorer
@@ -51,6 +51,9 @@ from .rouge_scorer import (
 )
 from .scoring import Score
 from .tokenizers import TOKENIZERS, _check_tokenizer
+
+if TYPE_CHECKING:  # imported when a state is checked (see _state_schema below), not at start-up
+    from .._state_schema import Schema
 
 __all__ = ["LINE_KEY", "RougeAccumulator", "check_record", "metric_names", "reference_json", "score_file", "score_item"]
 
@@ -240,6 +243,40 @@ def reference_json(item: Mapping[str, Any], rouge_types: Sequence[str]) -> Dict[
 _ALL_TYPES = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
 
 
+def _state_schema() -> Schema:
+    """The rouge accumulator's state schema (built when a state is first checked)."""
+    from .._state_schema import Conflict, Count, Either, Fields, Flag, Items, Maybe, Number, Schema, Size, Text, ValueAt
+
+    return Schema(
+        params=Fields(
+            {
+                "rouge_types": Items(Text(choices=tuple(_ALL_TYPES)), unique=True, max_len=len(_ALL_TYPES)),
+                "use_stemmer": Flag(),
+                "tokenizer": Text(choices=TOKENIZERS),
+                # the backend's signature label: a name of --backend, rapidfuzz with its version
+                "backend": Conflict(
+                    Either(
+                        (Text(choices=("stdlib", "rouge-score")), Text(pattern=r"rapidfuzz-[0-9][0-9A-Za-z.+]{0,40}"))
+                    ),
+                    "rouge-score",
+                    "params.tokenizer",
+                    "unicode",
+                    "the rouge-score backend has no unicode tokenizer",
+                ),
+            }
+        ),
+        data=Fields(
+            {
+                "count": Count(),
+                "sums": Items(Number(), length=Size("params.rouge_types", 3)),
+                "values": Maybe(
+                    Items(Items(Number(lo=0, hi=1), length=ValueAt("data.count")), length=Size("params.rouge_types", 3))
+                ),
+            }
+        ),
+    )
+
+
 @register_accumulator
 class RougeAccumulator(Accumulator):
     """The means of the item rows: ``{"records": n, "mean": {TYPE: {precision, recall, fmeasure}}}``.
@@ -286,34 +323,7 @@ class RougeAccumulator(Accumulator):
         ),
     )
 
-    STATE_SCHEMA = Schema(
-        params=Fields(
-            {
-                "rouge_types": Items(Text(choices=tuple(_ALL_TYPES)), unique=True, max_len=len(_ALL_TYPES)),
-                "use_stemmer": Flag(),
-                "tokenizer": Text(choices=TOKENIZERS),
-                # the backend's signature label: a name of --backend, rapidfuzz with its version
-                "backend": Conflict(
-                    Either(
-                        (Text(choices=("stdlib", "rouge-score")), Text(pattern=r"rapidfuzz-[0-9][0-9A-Za-z.+]{0,40}"))
-                    ),
-                    "rouge-score",
-                    "params.tokenizer",
-                    "unicode",
-                    "the rouge-score backend has no unicode tokenizer",
-                ),
-            }
-        ),
-        data=Fields(
-            {
-                "count": Count(),
-                "sums": Items(Number(), length=Size("params.rouge_types", 3)),
-                "values": Maybe(
-                    Items(Items(Number(lo=0, hi=1), length=ValueAt("data.count")), length=Size("params.rouge_types", 3))
-                ),
-            }
-        ),
-    )
+    STATE_SCHEMA = deferred_schema(_state_schema)  # type: ignore[assignment]
 
     def __init__(
         self,
