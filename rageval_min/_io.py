@@ -137,7 +137,8 @@ def _open_binary(path: str, what: Optional[str] = None) -> IO[bytes]:
         raise ScoringError(f"cannot open{the}: {exc.strerror or exc}", path=path) from None
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# patterns compiled by re's cache when first needed (a rare path), not at start-up
+_SURROGATE = "[\ud800-\udfff]"
 
 
 def _escape_hit(text: str) -> bool:
@@ -194,7 +195,7 @@ def first_bad_path(value: Any, bad: Callable[[Any], bool], *, keys: bool = False
 
 
 def _has_surrogate(value: Any) -> bool:
-    return isinstance(value, str) and _SURROGATE.search(value) is not None
+    return isinstance(value, str) and re.search(_SURROGATE, value) is not None
 
 
 #: How deep a JSON value may nest (lists and objects); deeper values would reach the recursion limit
@@ -405,7 +406,7 @@ def _open_text_lines(fh: IO[bytes]) -> "io.TextIOWrapper":
     return io.TextIOWrapper(fh, encoding="utf-8", errors="surrogateescape", newline=None)
 
 
-_BAD_BYTE = re.compile("[\udc80-\udcff]")
+_BAD_BYTE = "[\udc80-\udcff]"
 
 
 def _check_utf8(text: str, path: str, lineno: int) -> None:
@@ -418,7 +419,7 @@ def _check_utf8(text: str, path: str, lineno: int) -> None:
         return
     except UnicodeEncodeError:
         pass
-    m = _BAD_BYTE.search(text)
+    m = re.search(_BAD_BYTE, text)
     if m:
         raise ScoringError(
             f"not valid UTF-8 (byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1})",

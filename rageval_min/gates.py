@@ -21,7 +21,8 @@ Number = Union[int, float]
 
 OPERATORS = (">=", "<=", "==", ">", "<")
 
-_GATE_RE = re.compile(r"^\s*(?P<name>[^<>=\s]+)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>\S+)\s*$")
+# compiled by re's cache when a gate is first parsed, not at start-up
+_GATE_RE = r"^\s*(?P<name>[^<>=\s]+)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>\S+)\s*$"
 
 
 class Gate(NamedTuple):
@@ -60,7 +61,7 @@ def parse_gate(text: str) -> Gate:
     ...
     rageval_min.errors.ScoringError: --gate 'precision=0.8': expected NAME OP VALUE with OP one of >= <= == > <; ...
     """
-    m = _GATE_RE.match(text)
+    m = re.match(_GATE_RE, text)
     if not m:
         raise ScoringError(f"--gate {text!r}: expected NAME OP VALUE with OP one of {' '.join(OPERATORS)}{_hint(text)}")
     threshold = float_text(m.group("value"))
