@@ -23,7 +23,6 @@ ASCII ``[a-z0-9]`` tokens of more than 3 characters.
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
@@ -80,6 +79,14 @@ def _uni_token() -> "re.Pattern[str]":
     return re.compile("[" + _CJK + "]|[^\\W_" + _CJK + "]+")
 
 
+def _uni_split(text: str) -> List[str]:
+    """The unicode tokenizer's tokens, before any stemming (unicodedata is imported here: no
+    other tokenizer needs it)."""
+    import unicodedata
+
+    return _uni_token().findall(unicodedata.normalize("NFKC", text).casefold())
+
+
 _STEM_CACHE_MAX = 1 << 17
 
 
@@ -131,7 +138,7 @@ def _tokens(text: str, stem: bool, tokenizer: str) -> List[str]:
         if "" in out:
             out = [t for t in out if t]
         return out
-    toks = _uni_token().findall(unicodedata.normalize("NFKC", text).casefold())
+    toks = _uni_split(text)
     if not stem:
         return toks
     return [(_STEMS[t] or t) if t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
@@ -175,7 +182,7 @@ def tokenize(
         toks = _REF_TOKEN.findall(text.lower())
         stemmed = [stemmer(t) if len(t) > 3 else t for t in toks]
         return [t for t in stemmed if _VALID_TOKEN.match(t)]
-    toks = _uni_token().findall(unicodedata.normalize("NFKC", text).casefold())
+    toks = _uni_split(text)
     return [stemmer(t) if len(t) > 3 and t.isascii() and _VALID_TOKEN.match(t) else t for t in toks]
 
 
