@@ -694,14 +694,18 @@ union_small(const int32_t *r, Py_ssize_t a, const Toks *can, word *M, word *cols
         Py_ssize_t b = can->sent[c + 1] - can->sent[c];
         word v = full, any = 0;
         for (Py_ssize_t j = 0; j < b; j++) {
-            word m = M[q[j]], u = v & m;
-            cm[j] = m;
-            any |= m;
+            cm[j] = M[q[j]];
+            any |= cm[j];
+        }
+        /* the walk marks some of the rows in `any`: none new when all of them are marked (then
+         * neither the columns nor the walk are needed) */
+        if (!(any & ~mark)) continue;
+        for (Py_ssize_t j = 0; j < b; j++) {
+            word u = v & cm[j];
             v = (v + u) | (v & ~u);
             cols[j] = v;
         }
-        /* the walk marks some of the rows in `any`: none new when all of them are marked */
-        if ((v & full) != full && (any & ~mark)) mark |= walk1_back(a, cm, b, cols, any & ~mark);
+        if ((v & full) != full) mark |= walk1_back(a, cm, b, cols, any & ~mark);
     }
     for (Py_ssize_t i = 0; i < a; i++) M[r[i]] = 0;
     return mark;
