@@ -456,10 +456,15 @@ def parse_line(raw: Unparsed, *, path: str, line: int) -> Any:
     ...
     rageval_min._io.ReadError: x.jsonl:9: truncated or invalid JSON: Expecting value at column 7
     """
+    return _parse_text(raw.text, raw.ended, path, line)
+
+
+def _parse_text(text: str, ended: bool, path: str, line: int) -> Any:
+    """:func:`parse_line` of ``Unparsed(text, ended)`` (the reader's own lines: no tuple made)."""
     try:
-        return loads(raw.text)
+        return loads(text)
     except json.JSONDecodeError as exc:
-        what = "invalid JSON" if raw.ended else "truncated or invalid JSON"
+        what = "invalid JSON" if ended else "truncated or invalid JSON"
         raise ReadError(f"{what}: {exc.msg} at column {exc.colno}", path=path, line=line) from None
     except ScoringError as exc:
         raise ReadError(exc.msg, path=path, line=line, field=exc.field) from None
@@ -530,13 +535,13 @@ def iter_jsonl(
                     yield lineno, Unparsed(text, line.endswith("\n"))
                     continue
                 try:
-                    value = parse_line(Unparsed(text, line.endswith("\n")), path=path, line=lineno)
+                    value = _parse_text(text, line.endswith("\n"), path, lineno)
                 except ReadError as exc:
                     problems.add_error(exc)
                     if problems.full:
                         break
                     continue
-                if not problems:
+                if not problems.count:  # (the count, not len(): no call per line)
                     yield lineno, value
         finally:
             fh.detach()
@@ -739,7 +744,7 @@ def iter_records(
             if problems.full:
                 break
             continue
-        if not problems:
+        if not problems.count:
             yield lineno, value
     problems.raise_if_any()
 

@@ -480,7 +480,7 @@ def score_file(
             problems.raise_if_any()
 
     def collect(row: ItemRow) -> None:
-        if not problems:
+        if not problems.count:
             if on_item is not None:
                 on_item(row)
             acc.add(row)
