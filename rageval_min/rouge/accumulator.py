@@ -40,7 +40,8 @@ from .backends import ScoreFn, make_scorer
 from .rouge_scorer import (
     FAMILY,
     LcsFn,
-    _c_scores,
+    _c_counts,
+    _count_scores,
     _parsed,
     rouge_variants,
     score,
@@ -171,16 +172,35 @@ def _record_item(
         targets, prediction = check_record(rec)
     except ScoringError as exc:
         return None, ("check", exc.msg, line, exc.field)
-    # The built-in engine on one reference: score()'s C path without the layers around it (the
-    # types were checked by score_file, the texts by check_record); None: the kernels declined.
-    kernel = backend == "stdlib" and tokenizer == "reference" and not use_stemmer and len(targets) == 1
     try:
-        scores = _c_scores(_parsed(rouge_types), targets[0], prediction, True) if kernel else None
-        if scores is None:
-            scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
+        # The built-in engine on one reference: score()'s C path straight into the row (the
+        # types were checked by score_file, the texts by check_record); None: no kernels.
+        kernel = backend == "stdlib" and tokenizer == "reference" and not use_stemmer and len(targets) == 1
+        counts = _c_counts(_parsed(rouge_types), targets[0], prediction) if kernel else None
+        if counts is not None:
+            return _counts_row(rec, line, counts, rouge_types), None
+        scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
     except ScoringError as exc:
         return None, ("score", exc.msg, line, exc.field)
     return _fast_row(rec, line, scores, _row_spec(rouge_types)), None
+
+
+@lru_cache(maxsize=64)
+def _counts_plan(rouge_types: Tuple[str, ...]) -> Tuple[Tuple[int, str, str, str], ...]:
+    """Per :func:`_row_spec` entry: the position of its type in the parsed types, and its keys."""
+    names = [name for name, _ in _parsed(rouge_types)]
+    return tuple((names.index(raw), kp, kr, kf) for raw, kp, kr, kf in _row_spec(rouge_types))
+
+
+def _counts_row(
+    rec: Mapping[str, Any], line: Optional[int], counts: Tuple[Any, ...], rouge_types: Tuple[str, ...]
+) -> ItemRow:
+    """:func:`_fast_row` of the kernel's counts (no Score objects between)."""
+    values = _count_scores(_parsed(rouge_types), counts)
+    row: ItemRow = {"id": rec["id"]} if "id" in rec else {LINE_KEY: line}
+    for i, kp, kr, kf in _counts_plan(rouge_types):
+        row[kp], row[kr], row[kf] = values[i]
+    return row
 
 
 class _NoAdd:

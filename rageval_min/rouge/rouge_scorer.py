@@ -597,22 +597,19 @@ def _lines_count(
     return p_count, p_count
 
 
-def _c_scores(
-    parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str, eligible: bool
-) -> Optional[Dict[str, Score]]:
-    """:func:`score` by the C kernels when they are built and ``eligible`` (reference tokenizer,
-    no stemmer, built-in LCS), else None.
+def _c_counts(parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str) -> Optional[Tuple[Any, ...]]:
+    """The C kernel's ``(k, n_target, n_prediction)`` per type of ``parsed`` (reference tokenizer,
+    no stemmer, built-in LCS), or None when the kernels are not built or decline: ``k`` is the
+    n-gram overlap (rougeN), the LCS length (rougeL) or the hits (rougeLsum)."""
+    c = kernels()
+    return c.rouge_counts(target, prediction, parsed) if c is not None else None  # type: ignore[no-any-return]
 
-    The kernel returns ``(k, n_target, n_prediction)`` per type: ``k`` is the n-gram overlap
-    (rougeN), the LCS length (rougeL) or the hits (rougeLsum); the floats are computed here with
-    the same operations as :func:`_score_ngrams`, :func:`_score_lcs` and :func:`_score_lsum`.
-    """
-    c = kernels() if eligible else None
-    counts = c.rouge_counts(target, prediction, parsed) if c is not None else None
-    if counts is None:
-        return None
-    result: Dict[str, Score] = {}
-    for (name, n), (k, nt, np_) in zip(parsed, counts):  # _fmeasure and _lcs_score, written out
+
+def _count_scores(parsed: Tuple[Tuple[str, int], ...], counts: Tuple[Any, ...]) -> List[Tuple[Any, Any, Any]]:
+    """``(precision, recall, fmeasure)`` per type of :func:`_c_counts`' counts, with the same
+    operations (and int zeros) as :func:`_score_ngrams`, :func:`_score_lcs` and :func:`_score_lsum`."""
+    out: List[Tuple[Any, Any, Any]] = []
+    for (_, n), (k, nt, np_) in zip(parsed, counts):  # _fmeasure and _lcs_score, written out
         if n > 0:
             dp, dt = np_ - n + 1, nt - n + 1
             precision = k / (dp if dp > 1 else 1)
@@ -621,11 +618,22 @@ def _c_scores(
             precision = k / np_
             recall = k / nt
         else:
-            result[name] = _ZERO
+            out.append(_ZERO)
             continue
         total = precision + recall
-        result[name] = _new_score(Score, (precision, recall, 2 * precision * recall / total if total > 0 else 0.0))
-    return result
+        out.append((precision, recall, 2 * precision * recall / total if total > 0 else 0.0))
+    return out
+
+
+def _c_scores(
+    parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str, eligible: bool
+) -> Optional[Dict[str, Score]]:
+    """:func:`score` by the C kernels when they are built and ``eligible`` (reference tokenizer,
+    no stemmer, built-in LCS), else None (see :func:`_c_counts` and :func:`_count_scores`)."""
+    counts = _c_counts(parsed, target, prediction) if eligible else None
+    if counts is None:
+        return None
+    return {name: _new_score(Score, v) for (name, _), v in zip(parsed, _count_scores(parsed, counts))}
 
 
 def score(
