@@ -329,6 +329,33 @@ def test_a_command_imports_only_its_own_family(argv, allowed):
         assert heavy not in mods, heavy
 
 
+def test_the_rouge_console_command_starts_without_what_it_does_not_use(tmp_path):
+    """Start-up cost of ``python -m rageval_min rouge``: modules the run does not need stay
+    unimported: shutil (argparse asks it the terminal's width, only for help text), difflib
+    (did-you-mean hints), signal.py's enums (the handlers go through _signal), unicodedata (the
+    unicode tokenizer) and the state-schema classes (partial states)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps({"id": 1, "prediction": "a b c", "reference": "a b d"}) + "\n", encoding="utf-8")
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write(' '.join(sorted(sys.modules))))\n"
+        f"sys.argv = ['rageval_min', 'rouge', '--input', {str(path)!r}]\n"
+        "runpy.run_module('rageval_min', run_name='__main__', alter_sys=True)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rouge1"]["precision"] == 2 / 3
+    mods = set(proc.stderr.split())
+    assert "rageval_min.rouge.cli" in mods and "argparse" in mods
+    for name in ("shutil", "difflib", "signal", "unicodedata", "rageval_min._state_schema"):
+        assert name not in mods, name
+
+
 def test_help_lists_the_declared_metrics():
     """--help of a command shows what each of its metrics is, from the accumulator's METRICS."""
     r = run_cli(["grounding", "--help"])
