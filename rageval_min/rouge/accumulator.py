@@ -175,10 +175,15 @@ def _record_item(
     try:
         # The built-in engine on one reference: score()'s C path straight into the row (the
         # types were checked by score_file, the texts by check_record); None: no kernels.
-        kernel = backend == "stdlib" and tokenizer == "reference" and not use_stemmer and len(targets) == 1
-        counts = _c_counts(_parsed(rouge_types), targets[0], prediction) if kernel else None
-        if counts is not None:
-            return _counts_row(rec, line, counts, rouge_types), None
+        if backend == "stdlib" and tokenizer == "reference" and not use_stemmer and len(targets) == 1:
+            parsed, plan = _counts_plan(rouge_types)
+            counts = _c_counts(parsed, targets[0], prediction)
+            if counts is not None:
+                values = _count_scores(parsed, counts)
+                row: ItemRow = {"id": rec["id"]} if "id" in rec else {LINE_KEY: line}
+                for i, kp, kr, kf in plan:
+                    row[kp], row[kr], row[kf] = values[i]
+                return row, None
         scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
     except ScoringError as exc:
         return None, ("score", exc.msg, line, exc.field)
@@ -186,21 +191,14 @@ def _record_item(
 
 
 @lru_cache(maxsize=64)
-def _counts_plan(rouge_types: Tuple[str, ...]) -> Tuple[Tuple[int, str, str, str], ...]:
-    """Per :func:`_row_spec` entry: the position of its type in the parsed types, and its keys."""
-    names = [name for name, _ in _parsed(rouge_types)]
-    return tuple((names.index(raw), kp, kr, kf) for raw, kp, kr, kf in _row_spec(rouge_types))
-
-
-def _counts_row(
-    rec: Mapping[str, Any], line: Optional[int], counts: Tuple[Any, ...], rouge_types: Tuple[str, ...]
-) -> ItemRow:
-    """:func:`_fast_row` of the kernel's counts (no Score objects between)."""
-    values = _count_scores(_parsed(rouge_types), counts)
-    row: ItemRow = {"id": rec["id"]} if "id" in rec else {LINE_KEY: line}
-    for i, kp, kr, kf in _counts_plan(rouge_types):
-        row[kp], row[kr], row[kf] = values[i]
-    return row
+def _counts_plan(
+    rouge_types: Tuple[str, ...],
+) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[Tuple[int, str, str, str], ...]]:
+    """The parsed types, and per :func:`_row_spec` entry the position of its type among them and
+    its keys: how :func:`_record_item` puts the kernel's scores in the row (no Score objects)."""
+    parsed = _parsed(rouge_types)
+    names = [name for name, _ in parsed]
+    return parsed, tuple((names.index(raw), kp, kr, kf) for raw, kp, kr, kf in _row_spec(rouge_types))
 
 
 class _NoAdd:
