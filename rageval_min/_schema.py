@@ -23,7 +23,7 @@ command's own reader.
 """
 
 import json
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ._io import remember_parsed
 from ._metrics import Input, InputField
@@ -60,6 +60,26 @@ _KINDS: Dict[type, str] = {
 }
 
 
+#: The C scanner of a plain decoder (what ``json.loads`` runs, without its Python layers).
+_SCAN: Callable[[str, int], Tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")
+
+
+def _loads(line: str) -> Any:
+    """``json.loads(line)``: a line that starts with its value and ends with JSON whitespace goes
+    to the scanner alone; any other line (leading whitespace, an error) to ``json.loads``.
+
+    >>> _loads('{"a": [1, 2.5]}\\r\\n'), _loads(' 7 ')
+    ({'a': [1, 2.5]}, 7)
+    """
+    try:
+        value, end = _SCAN(line, 0)
+    except StopIteration:
+        return json.loads(line)
+    if end == len(line) or not line[end:].strip(" \t\n\r"):
+        return value
+    return json.loads(line)  # raises: extra data
+
+
 def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
     """The fields of a JSON Lines file's records, or None when it is not JSON Lines objects or not a
     regular file (a pipe or FIFO is read once, by the command).  With ``remember``, the records
@@ -83,7 +103,7 @@ def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
                     continue
                 if records == MAX_CHECKED:
                     return _file_fields(records, shapes, True)
-                rec = json.loads(line)
+                rec = _loads(line)
                 if not isinstance(rec, dict):
                     return None
                 if remember:  # the command's reader takes it instead of parsing the line again

@@ -71,3 +71,34 @@ def test_lines_alike_but_for_their_start(tmp_path: Any) -> None:
     _schema.read_fields(path, remember=True)
     assert len(_io._PARSED) == 2  # one per key; the others are parsed again
     assert _read(path) == fresh and not _io._PARSED
+
+
+def test_the_input_checks_json_decode_is_json_loads() -> None:
+    """``_schema._loads`` (the C scanner alone for a line that starts with its value) parses
+    and fails exactly as ``json.loads`` on the same line."""
+    lines = [
+        '{"a": 1}\n',
+        '{"a": 1}\r\n',
+        '{"a": 1} \t \n',
+        ' {"a": 1}\n',
+        '{"a": 1}\x0c\n',
+        '{"a": 1} x\n',
+        '{"a": 1}{"b": 2}\n',
+        '{"a": }\n',
+        "\n",
+        "",
+        "[1, 2.5, NaN, -Infinity, 1e400]\n",
+        '"text"',
+        "12345678901234567890123",
+        '{"a": "\\ud83d\\ude00", "b": [{"c": null}]}',
+        "\ufeff{}",
+    ]
+
+    def outcome(fn: Any, line: str) -> Any:
+        try:
+            return ("value", repr(fn(line)))
+        except ValueError as exc:
+            return ("error", type(exc).__name__, str(exc))
+
+    for line in lines:
+        assert outcome(_schema._loads, line) == outcome(json.loads, line), line
