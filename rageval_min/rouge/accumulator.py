@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from array import array
 from functools import lru_cache
-from operator import add
+from operator import add, itemgetter
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -359,6 +359,7 @@ class RougeAccumulator(Accumulator):
         super().__init__(rouge_types=names, use_stemmer=bool(use_stemmer), tokenizer=tokenizer, backend=backend)
         self._keys = _type_keys(names)
         self._metrics = [f"{key}.{part}" for _, key in self._keys for part in _PARTS]
+        self._values_of = itemgetter(*self._metrics)  # a tuple: at least three names
         self.count = 0
         self.sums: List[float] = [0.0] * len(self._metrics)
         self.values: Optional[List["array[float]"]] = [array("d") for _ in self._metrics] if keep_values else None
@@ -373,7 +374,7 @@ class RougeAccumulator(Accumulator):
         sums = self.sums
         values = self.values
         if values is None:  # the same additions, in C
-            self.sums = list(map(add, sums, map(item.__getitem__, self._metrics)))
+            self.sums = list(map(add, sums, self._values_of(item)))
             return
         for i, name in enumerate(self._metrics):
             v = item[name]

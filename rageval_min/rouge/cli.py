@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from operator import itemgetter
 from typing import Any, Callable, List, Optional
 
 from .. import rouge
@@ -95,6 +96,7 @@ def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
         return dumped
     spec = _row_spec(tuple(types))
     keys = [k for _, kp, kr, kf in spec for k in (kp, kr, kf)]
+    values_of = itemgetter(*keys)  # a tuple: there are at least three keys
     head = ", ".join(
         json.dumps(raw, ensure_ascii=False) + ': {"precision": %r, "recall": %r, "fmeasure": %r}' for raw, *_ in spec
     )
@@ -102,7 +104,7 @@ def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
     finite = frozenset((float, int))
 
     def line(row: ItemRow) -> str:
-        values = tuple(map(row.__getitem__, keys))
+        values = values_of(row)
         if finite.issuperset(map(type, values)):
             try:
                 total = sum(values)  # finite exactly when every value is (NaN and inf carry over)
