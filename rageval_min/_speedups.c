@@ -1,12 +1,15 @@
 /* Optional C kernels of rageval_min: the rouge-score tokenizer, n-gram overlaps, the
- * bit-parallel LCS length and the union LCS of rougeLsum.
+ * bit-parallel LCS length and the union LCS of rougeLsum, MT-RAG's text counts; and, in
+ * _speedups_json.c (built into the same module), the json.dumps form of a record line.
  *
  * Built as rageval_min._speedups when a C compiler is available (setup.py; the build is
  * optional). rageval_min/_speedups_loader.py decides at first use whether these kernels run
  * (RAGEVAL_MIN_PURE=1 forces the pure-Python code). They compute integers only -- token
  * counts, n-gram overlaps, LCS lengths, rougeLsum hits -- and the Python code turns them into
  * scores with the same float operations as the pure path, so a score cannot differ by kernel.
- * tests/test_speedups.py compares both paths on the conformance data and seeded random texts.
+ * The JSON kernels return text, their floats written by CPython's own repr
+ * (PyOS_double_to_string), or decline. tests/test_speedups.py and tests/test_dumps_form.py
+ * compare both paths on the conformance data and seeded random texts.
  *
  * The algorithms are the pure path's (rageval_min/rouge.py): tokens are the maximal [a-z0-9]
  * runs of text.lower() with every non-ASCII character a separator; the LCS length is the

@@ -7,8 +7,10 @@ otherwise ``None``, and every caller runs its pure Python code.
 
 The C kernels compute integers only (token counts, n-gram overlaps, LCS lengths, rougeLsum
 hits); the Python code turns them into scores with the same float operations as its own path,
-so results cannot differ by kernel and the signature does not record which one ran.
-``tests/test_speedups.py`` compares the two paths on the conformance data and seeded random
+so results cannot differ by kernel and the signature does not record which one ran. The JSON
+kernels (a record line in ``json.dumps`` form, :func:`rageval_min._io.dumps_extended`) return
+that text, floats written by CPython's own repr, or decline. ``tests/test_speedups.py`` and
+``tests/test_dumps_form.py`` compare the two paths on the conformance data and seeded random
 texts. Copying ``rageval_min/`` without building the extension gives the pure path.
 """
 
