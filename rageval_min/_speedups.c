@@ -1317,6 +1317,17 @@ init_low1(void)
     return 0;
 }
 
+/* The id of the SQuAD word w[:wl] into *id (with add == 0 a word without one gets -1): 1, or
+ * 0 for the articles a, an and the (dropped), or -1 on error. */
+static int
+squad_word(Intern *ids, const char *w, Py_ssize_t wl, int add, int32_t *id)
+{
+    if ((wl == 1 && w[0] == 'a') || (wl == 2 && !memcmp(w, "an", 2)) || (wl == 3 && !memcmp(w, "the", 3)))
+        return 0;
+    *id = add ? intern(ids, w, wl) : intern_find(ids, w, wl);
+    return *id < 0 && add ? -1 : 1;
+}
+
 /* The ids of the words of b (word k is b[bounds[2k]:bounds[2k + 1]]) into t, the articles a, an
  * and the dropped; with add == 0 a word without an id gets -1. */
 static int
@@ -1326,13 +1337,10 @@ squad_word_ids(const unsigned char *b, const int32_t *bounds, Py_ssize_t nwords,
     if (!t->ids) { PyErr_NoMemory(); return -1; }
     Py_ssize_t n = 0;
     for (Py_ssize_t k = 0; k < nwords; k++) {
-        const char *w = (const char *)b + bounds[2 * k];
-        Py_ssize_t wl = bounds[2 * k + 1] - bounds[2 * k];
-        if ((wl == 1 && w[0] == 'a') || (wl == 2 && !memcmp(w, "an", 2)) || (wl == 3 && !memcmp(w, "the", 3)))
-            continue;
-        int32_t id = add ? intern(ids, w, wl) : intern_find(ids, w, wl);
-        if (id < 0 && add) return -1;
-        t->ids[n++] = id;
+        int32_t id;
+        int kept = squad_word(ids, (const char *)b + bounds[2 * k], bounds[2 * k + 1] - bounds[2 * k], add, &id);
+        if (kept < 0) return -1;
+        if (kept) t->ids[n++] = id;
     }
     t->n = n;
     return 0;
@@ -1402,13 +1410,10 @@ squad_ids(PyObject *text, Intern *ids, Toks *t, int add)
         if (!c[i]) { i++; continue; }
         Py_ssize_t start = i;
         while (c[i]) i++;
-        const char *w = (const char *)c + start;
-        Py_ssize_t wl = i - start;
-        if ((wl == 1 && w[0] == 'a') || (wl == 2 && !memcmp(w, "an", 2)) || (wl == 3 && !memcmp(w, "the", 3)))
-            continue;
-        int32_t id = add ? intern(ids, w, wl) : intern_find(ids, w, wl);
-        if (id < 0 && add) return -1;
-        t->ids[n++] = id;
+        int32_t id;
+        int kept = squad_word(ids, (const char *)c + start, i - start, add, &id);
+        if (kept < 0) return -1;
+        if (kept) t->ids[n++] = id;
     }
     t->n = n;
     return 0;
