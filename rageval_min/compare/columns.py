@@ -17,7 +17,7 @@ id -> line number), so code that indexes ``ItemRows.rows`` sees no change.
 from array import array
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Dict, Iterator, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Sequence, Tuple, TypeVar
 
 __all__ = ["MISSING", "Columns", "LineView", "RowView", "columns_of"]
 
@@ -113,42 +113,41 @@ class Columns:
         return list(map(col.__getitem__, rows))
 
 
-class RowView(Mapping[Any, Dict[str, Any]]):
-    """id -> row dict, over :class:`Columns` (iteration in file order)."""
+_V = TypeVar("_V")
+
+
+class _IdView(Mapping[Any, _V]):
+    """A mapping keyed by the row ids of :class:`Columns` (iteration in file order); a subclass
+    says what an id maps to."""
 
     def __init__(self, columns: Columns) -> None:
         self.columns = columns
+
+    def __getitem__(self, rid: Any) -> _V:
+        raise NotImplementedError
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.columns.index
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.columns.index)
+
+    def __len__(self) -> int:
+        return len(self.columns.index)
+
+
+class RowView(_IdView[Dict[str, Any]]):
+    """id -> row dict, over :class:`Columns` (iteration in file order)."""
 
     def __getitem__(self, rid: Any) -> Dict[str, Any]:
         return self.columns.row(self.columns.index[rid])
 
-    def __contains__(self, rid: object) -> bool:
-        return rid in self.columns.index
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.columns.index)
-
-    def __len__(self) -> int:
-        return len(self.columns.index)
-
-
-class LineView(Mapping[Any, int]):
+class LineView(_IdView[int]):
     """id -> line number, over :class:`Columns`."""
-
-    def __init__(self, columns: Columns) -> None:
-        self.columns = columns
 
     def __getitem__(self, rid: Any) -> int:
         return self.columns.line_of[self.columns.index[rid]]
-
-    def __contains__(self, rid: object) -> bool:
-        return rid in self.columns.index
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.columns.index)
-
-    def __len__(self) -> int:
-        return len(self.columns.index)
 
 
 def columns_of(rows: Mapping[Any, Mapping[str, Any]], lines: Mapping[Any, int]) -> Columns:
