@@ -116,6 +116,14 @@ _SCORE_STATE_DATA = Fields(
     }
 )
 
+#: The params a score and a judged state share (the judged one adds its judge model).
+_SCORE_STATE_PARAMS = {
+    "dataset": Text(max_len=1000),
+    "noise_rate": FiniteNumber(lo=0, hi=1),
+    "use_labels": Flag(),
+    "variants": Items(Text(choices=VARIANTS), unique=True),
+}
+
 
 @register_accumulator
 class ScoreAccumulator(Accumulator):
@@ -138,15 +146,7 @@ class ScoreAccumulator(Accumulator):
     INPUTS = (Input("--input", "model predictions (JSON Lines)", "id", _PREDICTION_FIELDS + _STORED_FIELDS),)
 
     STATE_SCHEMA = Schema(
-        params=Fields(
-            {
-                "dataset": Text(max_len=1000),
-                "noise_rate": FiniteNumber(lo=0, hi=1),
-                "use_labels": Flag(),
-                "variants": Items(Text(choices=VARIANTS), unique=True),
-                "judged": Maybe(Text(choices=JUDGED)),
-            }
-        ),
+        params=Fields({**_SCORE_STATE_PARAMS, "judged": Maybe(Text(choices=JUDGED))}),
         data=_SCORE_STATE_DATA,
     )
 
@@ -331,16 +331,7 @@ class JudgeAccumulator(ScoreAccumulator):
     )
 
     STATE_SCHEMA = Schema(
-        params=Fields(
-            {
-                "dataset": Text(max_len=1000),
-                "noise_rate": FiniteNumber(lo=0, hi=1),
-                "use_labels": Flag(),
-                "variants": Items(Text(choices=VARIANTS), unique=True),
-                "judged": Text(choices=JUDGED),
-                "judge_model": Text(max_len=10_000),
-            }
-        ),
+        params=Fields({**_SCORE_STATE_PARAMS, "judged": Text(choices=JUDGED), "judge_model": Text(max_len=10_000)}),
         data=_SCORE_STATE_DATA,
     )
 
