@@ -1053,68 +1053,6 @@ lcs_rows(const word *masks, Py_ssize_t rows, Py_ssize_t w, Toks *t, word *v)
     return zero_rows(v, rows, w);
 }
 
-/* tokenize_ids without the sentences, for a text of one byte per character: the tokens found in
- * one pass without a branch on the characters (ref_ids has checked that every character above
- * 0x7F lower-cases to one separator). Returns 0 or -1. */
-static int
-ref_ids_latin1(PyObject *text, Intern *ids, Toks *t, int add)
-{
-    Py_ssize_t len = PyUnicode_GET_LENGTH(text), pos = 0, nb = 0;
-    const Py_UCS1 *src = PyUnicode_1BYTE_DATA(text);
-    unsigned char *b = (unsigned char *)PyMem_Malloc((size_t)len + PAD + 1);
-    int32_t *bounds = (int32_t *)PyMem_Malloc(((size_t)len + 2) * sizeof(int32_t));
-    t->buf = (char *)b; /* t owns b: an interned token points into it */
-    t->ids = (int32_t *)PyMem_Malloc(((size_t)len / 2 + 2) * sizeof(int32_t));
-    if (!b || !bounds || !t->ids) { PyMem_Free(bounds); PyErr_NoMemory(); return -1; }
-    unsigned inword = 0;
-    for (Py_ssize_t i = 0; i < len; i++) {
-        unsigned char k = CLS[src[i]];
-        unsigned w = k > 1, flip = w ^ inword;
-        bounds[nb] = (int32_t)pos;
-        nb += flip;
-        inword = w;
-        b[pos] = k;
-        pos += w;
-    }
-    if (inword) bounds[nb++] = (int32_t)pos;
-    memset(b + pos, 0, PAD + 1);
-    Py_ssize_t n = nb / 2;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        const char *p = (const char *)b + bounds[2 * k];
-        Py_ssize_t tl = bounds[2 * k + 1] - bounds[2 * k];
-        int32_t id = add ? intern(ids, p, tl) : intern_find(ids, p, tl);
-        if (id < 0 && add) { PyMem_Free(bounds); return -1; }
-        t->ids[k] = id;
-    }
-    t->n = n;
-    PyMem_Free(bounds);
-    return 0;
-}
-
-/* The reference tokens of text as ids into t (tokenize_ids; without the sentences for a text of
- * one byte per character). */
-static int
-ref_ids(PyObject *text, Intern *ids, Toks *t, int add)
-{
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text) < 0) return -1;
-#endif
-    static int latin1_ok = -1; /* every character 0x80-0xFF is one separator (checked once) */
-    if (latin1_ok < 0) {
-        unsigned char tmp[8];
-        latin1_ok = 1;
-        for (Py_UCS4 c = 128; c < 256 && latin1_ok; c++) {
-            int n = lower_classes(c, tmp);
-            if (n == -1) { latin1_ok = -1; return -1; }
-            latin1_ok = n == 1 && tmp[0] == 0;
-        }
-        PyErr_Clear();
-    }
-    if (latin1_ok && PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && PyUnicode_GET_LENGTH(text) < INT32_MAX / 4)
-        return ref_ids_latin1(text, ids, t, add);
-    return tokenize_ids(text, ids, t, add);
-}
-
 /* lcs_texts' masks of the prediction: the ids are 0..n-1 in the order of first use. */
 static word *
 prediction_masks(const Toks *p, int32_t nids, Py_ssize_t w)
@@ -1145,7 +1083,7 @@ lcs_texts(PyObject *self, PyObject *args)
     Intern ids = {0};
     word *masks = NULL, *v = NULL;
     if (intern_init(&ids, PyUnicode_GET_LENGTH(prediction) / 4) < 0) goto done;
-    if (ref_ids(prediction, &ids, &p, 1) < 0) goto done;
+    if (tokenize_ids(prediction, &ids, &p, 1) < 0) goto done;
     Py_ssize_t w = (p.n + WBITS - 1) / WBITS;
     masks = prediction_masks(&p, ids.n, w);
     if (!masks) { if (!PyErr_Occurred()) { Py_INCREF(Py_None); out = Py_None; } goto done; }
@@ -1154,7 +1092,7 @@ lcs_texts(PyObject *self, PyObject *args)
     if (!v || !list) { if (!v) PyErr_NoMemory(); goto done; }
     for (Py_ssize_t k = 0; k < nt; k++) {
         Toks t = {0};
-        if (ref_ids(PyList_GET_ITEM(targets, k), &ids, &t, 0) < 0) { toks_free(&t); goto done; }
+        if (tokenize_ids(PyList_GET_ITEM(targets, k), &ids, &t, 0) < 0) { toks_free(&t); goto done; }
         Py_ssize_t lcs = p.n && t.n ? lcs_rows(masks, p.n, w, &t, v) : 0;
         PyObject *item = Py_BuildValue("(nn)", lcs, t.n);
         toks_free(&t);
@@ -1186,14 +1124,10 @@ static uint16_t SQUAD[128];
 /* mtrag._clean of each byte: what an ASCII character becomes, or 0xFF when deleted (and for
  * every byte above 0x7F: these tables serve ASCII text only). */
 static unsigned char CLEAN[256];
-/* The reference tokenizer's class (CLS) of what CLEAN makes of each byte (0 when deleted). */
-static unsigned char CLEAN_CLS[256];
-/* The characters clean_for_extractiveness strips from the start: " \t\n\r\f" (0xFF: not). */
-static unsigned char LEADING[256];
-/* What the one-byte loop of cleaned_of needs of an ASCII character, in one lookup: the low byte
- * is what CLEAN makes of it, then the bits below (CLEANED_DELETED alone for a deleted one). */
+/* What cleaned_of needs of an ASCII character, in one lookup: the low byte is what CLEAN makes
+ * of it, then the bits below (CLEANED_DELETED alone for a deleted one). */
 static uint16_t CLEANED[256];
-#define CLEANED_WORD 0x100     /* a token's character (CLEAN_CLS above 1) */
+#define CLEANED_WORD 0x100     /* a token's character (the CLS of what CLEAN makes of it above 1) */
 #define CLEANED_ENDS_LEAD 0x200 /* not one of " \t\n\r\f": ends the stripped start */
 #define CLEANED_NOT_SPACE 0x400 /* not " ": goes into sq once the start is stripped */
 #define CLEANED_DELETED 0x800
@@ -1218,17 +1152,16 @@ init_mtrag_tables(void)
         else if (c == '\r') CLEAN[c] = '\n';
         else if (Py_UNICODE_ISSPACE(c) || is_word((Py_UCS4)c)) CLEAN[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
         else CLEAN[c] = 0xFF;
-        CLEAN_CLS[c] = CLEAN[c] == 0xFF ? 0 : CLS[CLEAN[c]];
-        LEADING[c] = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
     }
     for (int c = 128; c < 256; c++) CLEAN[c] = 0xFF;
     for (int c = 0; c < 128; c++)
         SQUAD[c] = (uint16_t)((c >= 'A' && c <= 'Z' ? c + 32 : c) | (SQ[c] == SQ_WORD ? SQUAD_WORD : 0)
                               | (SQ[c] == SQ_DELETE ? SQUAD_DELETED : 0) | (SQ[c] == SQ_OTHER ? SQUAD_OTHER : 0));
-    for (int c = 0; c < 128; c++) { /* after LEADING: CLEAN turns "\n" into " " */
-        unsigned m = CLEAN[c];
+    for (int c = 0; c < 128; c++) {
+        unsigned m = CLEAN[c]; /* " \t\n\r\f" (what clean_for_extractiveness strips) do not end the start */
+        int leading = m == ' ' || m == '\t' || m == '\n' || m == '\r' || m == '\f';
         CLEANED[c] = m == 0xFF ? CLEANED_DELETED
-                     : (uint16_t)(m | (CLEAN_CLS[c] > 1 ? CLEANED_WORD : 0) | (LEADING[m] ? 0 : CLEANED_ENDS_LEAD)
+                     : (uint16_t)(m | (CLS[m] > 1 ? CLEANED_WORD : 0) | (leading ? 0 : CLEANED_ENDS_LEAD)
                                   | (m != ' ' ? CLEANED_NOT_SPACE : 0));
     }
     for (int c = 128; c < 256; c++) CLEANED[c] = CLEANED_WIDE;
@@ -1592,14 +1525,15 @@ typedef struct {
 static inline void
 clean_ascii_step(Cleaned *o, unsigned char ch)
 {
-    unsigned char m = CLEAN[ch];
-    unsigned keep = m != 0xFF, flip = keep & ((CLEAN_CLS[ch] > 1) ^ o->inword);
-    o->started |= keep & !LEADING[m];
-    o->sq[o->ns] = m;
+    unsigned e = CLEANED[ch];
+    if (e & CLEANED_DELETED) return;
+    unsigned w = (e >> 8) & 1;
+    o->started |= (e >> 9) & 1;
+    o->sq[o->ns] = (unsigned char)e;
     o->bounds[o->nb] = (int32_t)o->ns;
-    o->nb += flip;
-    o->inword ^= flip;
-    o->ns += keep & o->started & (m != ' ');
+    o->nb += w ^ o->inword;
+    o->inword = w;
+    o->ns += o->started & (e >> 10);
 }
 
 /* The step for a character above 0x7F: 0, -2 (the pure path) or -1. */
