@@ -24,7 +24,7 @@
 #include <string.h>
 
 /* Bump with any change of behaviour; the loader refuses a build of another version. */
-#define KERNEL_VERSION 3
+#define KERNEL_VERSION 4
 /* Scratch memory one call may use before it declines (returns None: the pure path runs). */
 #define SCRATCH_LIMIT ((size_t)1 << 28)
 
@@ -794,46 +794,63 @@ lsum_hits(const Toks *ref, const Toks *can, int32_t nids, Py_ssize_t *out)
     return 0;
 }
 
-static PyObject *
-triple(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c)
+/* One rouge type's counts into k (the n-gram overlap, the LCS length or the rougeLsum hits):
+ * 0, 1 (declined: scratch too large) or -1 (error set). */
+static int
+type_count(long n, const Toks *t, const Toks *p, int32_t nids, Py_ssize_t *k)
 {
-    return Py_BuildValue("(nnn)", a, b, c);
+    *k = 0;
+    if (n == 1) return unigram_overlap(t->ids, t->n, p->ids, p->n, nids, k);
+    if (n >= 2) return ngram_overlap(t->ids, t->n, p->ids, p->n, (int)n, k);
+    if (n == -1) return lcs_ids(t->ids, t->n, p->ids, p->n, nids, k);
+    if (!t->nsent || !p->nsent) return 0;
+    return lsum_hits(t, p, nids, k);
 }
 
-/* One rouge type's counts, as a new (k, n_target, n_prediction) tuple, None (declined) or NULL. */
-static PyObject *
-type_counts(long n, const Toks *t, const Toks *p, int32_t nids)
+/* (precision, recall, fmeasure) of one type's count k into out[0..2], with the operations of the
+ * pure path (rouge_scorer._score_ngrams, _score_lcs and _score_lsum, and scoring._fmeasure):
+ * each ratio is one division of two ints below 2**53, which is what Python's int / int computes
+ * (max(count, 1) below for rougeN), and the F-measure is (2 * p * r) / (p + r) in that order
+ * (no multiply-add for a compiler to contract). An LCS type with an empty text is Score(0, 0,
+ * 0): three int zeros. */
+static int
+put_scores(long n, Py_ssize_t k, Py_ssize_t nt, Py_ssize_t np, PyObject **out)
 {
-    Py_ssize_t k = 0;
-    int rc;
-    if (n == 1) {
-        rc = unigram_overlap(t->ids, t->n, p->ids, p->n, nids, &k);
-        return rc < 0 ? NULL : triple(k, t->n, p->n);
+    double precision, recall;
+    if (n > 0) {
+        Py_ssize_t dp = np - n + 1, dt = nt - n + 1;
+        precision = (double)k / (double)(dp > 1 ? dp : 1);
+        recall = (double)k / (double)(dt > 1 ? dt : 1);
     }
-    if (n >= 2) {
-        rc = ngram_overlap(t->ids, t->n, p->ids, p->n, (int)n, &k);
-        return rc < 0 ? NULL : triple(k, t->n, p->n);
+    else if (nt && np) {
+        precision = (double)k / (double)np;
+        recall = (double)k / (double)nt;
     }
-    if (n == -1) rc = lcs_ids(t->ids, t->n, p->ids, p->n, nids, &k);
-    else if (!t->nsent || !p->nsent) rc = 0;
-    else rc = lsum_hits(t, p, nids, &k);
-    if (rc < 0) return NULL;
-    if (rc > 0) Py_RETURN_NONE;
-    return triple(k, t->n, p->n);
+    else {
+        for (int i = 0; i < 3; i++)
+            if (!(out[i] = PyLong_FromLong(0))) return -1;
+        return 0;
+    }
+    double total = precision + recall;
+    double f = total > 0 ? 2.0 * precision * recall / total : 0.0;
+    out[0] = PyFloat_FromDouble(precision);
+    out[1] = PyFloat_FromDouble(recall);
+    out[2] = PyFloat_FromDouble(f);
+    return out[0] && out[1] && out[2] ? 0 : -1;
 }
 
-PyDoc_STRVAR(rouge_counts_doc,
-"rouge_counts(target, prediction, parsed) -> tuple of (k, n_target, n_prediction), or None\n\n"
-"The integer counts of rouge.score() with the reference tokenizer, no stemmer and the built-in\n"
-"LCS, one triple per (name, n) of parsed (n = 1..9: rougeN, k the n-gram overlap; -1: rougeL,\n"
-"k the LCS length; -2: rougeLsum, k the hits), n_target and n_prediction the token counts.\n"
-"None when a text is not exactly a str or the scratch memory would be too large.");
+PyDoc_STRVAR(rouge_scores_doc,
+"rouge_scores(target, prediction, parsed) -> flat tuple of scores, or None\n\n"
+"rouge.score() with the reference tokenizer, no stemmer and the built-in LCS: precision, recall\n"
+"and fmeasure of each (name, n) of parsed in turn, 3 * len(parsed) values (n = 1..9: rougeN;\n"
+"-1: rougeL; -2: rougeLsum), by the pure path's float operations. None when a text is not\n"
+"exactly a str or the scratch memory would be too large.");
 
 static PyObject *
-rouge_counts(PyObject *self, PyObject *args)
+rouge_scores(PyObject *self, PyObject *args)
 {
     PyObject *target, *prediction, *parsed;
-    if (!PyArg_ParseTuple(args, "OOO!:rouge_counts", &target, &prediction, &PyTuple_Type, &parsed)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOO!:rouge_scores", &target, &prediction, &PyTuple_Type, &parsed)) return NULL;
     if (!PyUnicode_CheckExact(target) || !PyUnicode_CheckExact(prediction)) Py_RETURN_NONE;
     Py_ssize_t nt = PyTuple_GET_SIZE(parsed);
     Toks t = {0}, p = {0};
@@ -841,7 +858,7 @@ rouge_counts(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     if (intern_init(&ids, (PyUnicode_GET_LENGTH(target) + PyUnicode_GET_LENGTH(prediction)) / 8) < 0) goto done;
     if (tokenize_ids(target, &ids, &t, 1) < 0 || tokenize_ids(prediction, &ids, &p, 1) < 0) goto done;
-    result = PyTuple_New(nt);
+    result = PyTuple_New(3 * nt);
     if (!result) goto done;
     for (Py_ssize_t i = 0; i < nt; i++) {
         PyObject *item = PyTuple_GET_ITEM(parsed, i);
@@ -851,10 +868,17 @@ rouge_counts(PyObject *self, PyObject *args)
             Py_CLEAR(result);
             goto done;
         }
-        PyObject *c = type_counts(n, &t, &p, ids.n);
-        if (!c) { Py_CLEAR(result); goto done; }
-        if (c == Py_None) { Py_DECREF(result); result = c; goto done; }
-        PyTuple_SET_ITEM(result, i, c);
+        Py_ssize_t k;
+        int rc = type_count(n, &t, &p, ids.n, &k);
+        PyObject *three[3] = {NULL, NULL, NULL};
+        if (rc == 0) rc = put_scores(n, k, t.n, p.n, three);
+        for (int j = 0; j < 3; j++)
+            if (three[j]) PyTuple_SET_ITEM(result, 3 * i + j, three[j]);
+        if (rc != 0) {
+            Py_CLEAR(result);
+            if (rc > 0) { Py_INCREF(Py_None); result = Py_None; }
+            goto done;
+        }
     }
 done:
     toks_free(&t);
@@ -1892,7 +1916,7 @@ PyDoc_STRVAR(dumps_canonical_doc,
 "text is not exactly a str (see _speedups_json.c).");
 
 static PyMethodDef methods[] = {
-    {"rouge_counts", rouge_counts, METH_VARARGS, rouge_counts_doc},
+    {"rouge_scores", rouge_scores, METH_VARARGS, rouge_scores_doc},
     {"lcs_lengths", lcs_lengths, METH_VARARGS, lcs_lengths_doc},
     {"lcs_indices", lcs_indices, METH_VARARGS, lcs_indices_doc},
     {"ref_tokens", ref_tokens, METH_O, ref_tokens_doc},

@@ -23,7 +23,7 @@ from typing import Optional
 __all__ = ["KERNEL_VERSION", "PURE_ENV", "kernels"]
 
 #: The version of ``_speedups.c`` this code expects (a stale build is not used).
-KERNEL_VERSION = 3
+KERNEL_VERSION = 4
 
 #: Set to ``1`` to force the pure Python kernels.
 PURE_ENV = "RAGEVAL_MIN_PURE"

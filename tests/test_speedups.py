@@ -338,7 +338,7 @@ def test_str_subclasses_take_the_pure_path() -> None:
             return str.upper(self)
 
     assert C.ref_tokens(Shout("ab cd")) is None
-    assert C.rouge_counts(Shout("a"), "a", rouge_scorer._parsed(["rouge1"])) is None
+    assert C.rouge_scores(Shout("a"), "a", rouge_scorer._parsed(["rouge1"])) is None
     fast, pure = both(rouge.score, Shout("Ab b"), "ab", rouge_types=FOUR)
     assert typed(fast) == typed(pure)
 

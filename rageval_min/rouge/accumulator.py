@@ -40,8 +40,7 @@ from .backends import ScoreFn, make_scorer
 from .rouge_scorer import (
     FAMILY,
     LcsFn,
-    _c_counts,
-    _count_scores,
+    _c_values,
     _parsed,
     rouge_variants,
     score,
@@ -176,13 +175,11 @@ def _record_item(
         # The built-in engine on one reference: score()'s C path straight into the row (the
         # types were checked by score_file, the texts by check_record); None: no kernels.
         if backend == "stdlib" and tokenizer == "reference" and not use_stemmer and len(targets) == 1:
-            parsed, plan = _counts_plan(rouge_types)
-            counts = _c_counts(parsed, targets[0], prediction)
-            if counts is not None:
-                values = _count_scores(parsed, counts)
+            types, keys = _values_plan(rouge_types)
+            values = _c_values(types, targets[0], prediction)
+            if values is not None:
                 row: ItemRow = {"id": rec["id"]} if "id" in rec else {LINE_KEY: line}
-                for i, kp, kr, kf in plan:
-                    row[kp], row[kr], row[kf] = values[i]
+                row.update(zip(keys, values))
                 return row, None
         scores = _scorer(rouge_types, use_stemmer, tokenizer, backend)(targets, prediction)
     except ScoringError as exc:
@@ -191,14 +188,17 @@ def _record_item(
 
 
 @lru_cache(maxsize=64)
-def _counts_plan(
-    rouge_types: Tuple[str, ...],
-) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[Tuple[int, str, str, str], ...]]:
-    """The parsed types, and per :func:`_row_spec` entry the position of its type among them and
-    its keys: how :func:`_record_item` puts the kernel's scores in the row (no Score objects)."""
-    parsed = _parsed(rouge_types)
-    names = [name for name, _ in parsed]
-    return parsed, tuple((names.index(raw), kp, kr, kf) for raw, kp, kr, kf in _row_spec(rouge_types))
+def _values_plan(rouge_types: Tuple[str, ...]) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[str, ...]]:
+    """The parsed ``(name, n)`` of each :func:`_row_spec` entry, and the row's score keys in the
+    same order: :func:`_record_item` zips the keys with the C kernel's scores (no Score objects).
+
+    >>> _values_plan(("rougeL", "rouge2"))
+    ((('rougeL', -1), ('rouge2', 2)), ('rougeL.precision', 'rougeL.recall', 'rougeL.fmeasure', \
+'rouge2.precision', 'rouge2.recall', 'rouge2.fmeasure'))
+    """
+    n_of = dict(_parsed(rouge_types))
+    spec = _row_spec(rouge_types)
+    return tuple((raw, n_of[raw]) for raw, *_ in spec), tuple(k for _, kp, kr, kf in spec for k in (kp, kr, kf))
 
 
 class _NoAdd:

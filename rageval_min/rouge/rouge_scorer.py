@@ -597,43 +597,23 @@ def _lines_count(
     return p_count, p_count
 
 
-def _c_counts(parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str) -> Optional[Tuple[Any, ...]]:
-    """The C kernel's ``(k, n_target, n_prediction)`` per type of ``parsed`` (reference tokenizer,
-    no stemmer, built-in LCS), or None when the kernels are not built or decline: ``k`` is the
-    n-gram overlap (rougeN), the LCS length (rougeL) or the hits (rougeLsum)."""
+def _c_values(parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str) -> Optional[Tuple[Any, ...]]:
+    """The C kernel's scores of ``parsed`` (reference tokenizer, no stemmer, built-in LCS):
+    precision, recall and fmeasure of each type in turn, with the pure path's operations (and
+    its int zeros); None when the kernels are not built or decline."""
     c = kernels()
-    return c.rouge_counts(target, prediction, parsed) if c is not None else None  # type: ignore[no-any-return]
-
-
-def _count_scores(parsed: Tuple[Tuple[str, int], ...], counts: Tuple[Any, ...]) -> List[Tuple[Any, Any, Any]]:
-    """``(precision, recall, fmeasure)`` per type of :func:`_c_counts`' counts, with the same
-    operations (and int zeros) as :func:`_score_ngrams`, :func:`_score_lcs` and :func:`_score_lsum`."""
-    out: List[Tuple[Any, Any, Any]] = []
-    for (_, n), (k, nt, np_) in zip(parsed, counts):  # _fmeasure and _lcs_score, written out
-        if n > 0:
-            dp, dt = np_ - n + 1, nt - n + 1
-            precision = k / (dp if dp > 1 else 1)
-            recall = k / (dt if dt > 1 else 1)
-        elif nt and np_:
-            precision = k / np_
-            recall = k / nt
-        else:
-            out.append(_ZERO)
-            continue
-        total = precision + recall
-        out.append((precision, recall, 2 * precision * recall / total if total > 0 else 0.0))
-    return out
+    return c.rouge_scores(target, prediction, parsed) if c is not None else None  # type: ignore[no-any-return]
 
 
 def _c_scores(
     parsed: Tuple[Tuple[str, int], ...], target: str, prediction: str, eligible: bool
 ) -> Optional[Dict[str, Score]]:
     """:func:`score` by the C kernels when they are built and ``eligible`` (reference tokenizer,
-    no stemmer, built-in LCS), else None (see :func:`_c_counts` and :func:`_count_scores`)."""
-    counts = _c_counts(parsed, target, prediction) if eligible else None
-    if counts is None:
+    no stemmer, built-in LCS), else None (see :func:`_c_values`)."""
+    values = _c_values(parsed, target, prediction) if eligible else None
+    if values is None:
         return None
-    return {name: _new_score(Score, v) for (name, _), v in zip(parsed, _count_scores(parsed, counts))}
+    return {name: _new_score(Score, values[3 * i : 3 * i + 3]) for i, (name, _) in enumerate(parsed)}
 
 
 def score(
@@ -671,7 +651,7 @@ def score(
     lcs_fn = _check_lcs(lcs)
     stem = bool(use_stemmer)
     fast = _c_scores(parsed, target, prediction, lcs is None and not stem and tokenizer == "reference")
-    if fast is not None:  # the C kernels' counts, scored like the pure path below
+    if fast is not None:  # the C kernels' scores, made like the pure path's below
         return fast
     t_tok: Optional[List[Any]] = None
     p_tok: Optional[List[Any]] = None
