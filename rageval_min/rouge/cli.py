@@ -83,6 +83,10 @@ def parse_types(text: str) -> List[str]:
         raise ScoringError(exc.msg, field="--rouge-types") from None
 
 
+#: Lines per write of the JSON Lines output.
+_BATCH = 64
+
+
 def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
     """The JSON line of one item row: ``json.dumps(rouge.reference_json(row, types),
     ensure_ascii=False)``.  The built-in engine's scores are plain floats and int zeros, always
@@ -143,12 +147,19 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     # Without --summary the output is one rouge-score-shaped JSON line per record; gates apply to the means.
     line = _line_writer(types, args.backend)
     with item_sink(args.per_item) as sink, open_output(stream_output_path(args), io.stdout) as fh:
-        write = fh.write
+        lines: List[str] = []  # written _BATCH at a time: one write per batch, not per record
 
         def on_item(row: ItemRow) -> None:
             if sink is not None:
                 sink(row)
-            write(line(row))
+            lines.append(line(row))
+            if len(lines) == _BATCH:
+                fh.write("".join(lines))
+                lines.clear()
 
-        report = score(on_item)
+        try:
+            report = score(on_item)
+        finally:  # what was scored is written whatever stops the run, as when written line by line
+            if lines:
+                fh.write("".join(lines))
     return report_gates(report, evaluate_gates(gates, report.metrics), io)
