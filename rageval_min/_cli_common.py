@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
 from ._contract import ItemRow, NonFiniteState, item_row_json, provenance
-from ._io import atomic_writer, open_output
+from ._output import atomic_writer, open_output
 from .errors import ScoringError
 from .gates import BOUNDS, Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
 from .report import FORMATS, Formatter, Report, overall_pass, render

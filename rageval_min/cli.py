@@ -322,7 +322,7 @@ def _run(words: Sequence[str], io: CliIO) -> int:
     if func is None:
         parser.print_help()
         return EXIT_USAGE
-    from ._io import commit_together
+    from ._output import commit_together
 
     with commit_together() as outputs:  # every output file of the run appears at its end, or none does
         if hasattr(args, "jobs"):  # a scoring command: its engine and partial-state sink

@@ -8,7 +8,8 @@ import types
 
 import pytest
 
-from rageval_min._io import MAX_PROBLEMS, atomic_writer, iter_jsonl, iter_records
+from rageval_min._io import MAX_PROBLEMS, iter_jsonl, iter_records
+from rageval_min._output import atomic_writer
 from rageval_min.errors import ScoringError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -33,8 +33,8 @@ from .._cli_common import (
     report_targets,
     selected_variants,
 )
-from .._io import atomic_writer
 from .._numbers import option_float, option_int
+from .._output import atomic_writer
 from ..errors import ScoringError
 from ..gates import check_gate_names, evaluate_gates
 from ..judges.options import add_judge_options, judge_from_args

@@ -37,7 +37,8 @@ from typing import Any, Callable, ContextManager, Dict, List, Mapping, NamedTupl
 
 from .. import judges
 from .._contract import ItemRow, finish
-from .._io import atomic_writer, dumps, iter_records
+from .._io import dumps, iter_records
+from .._output import atomic_writer
 from ..errors import ScoringError
 from ..judges import JudgeStats, PromptTemplate, UnparseableAnswer, template_signature
 from ..judges.options import judge_model, with_judge_stats

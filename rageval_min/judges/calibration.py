@@ -24,7 +24,8 @@ import json
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from .._io import atomic_writer, read_text
+from .._io import read_text
+from .._output import atomic_writer
 from ..errors import ScoringError
 from ..gates import GateOutcome, evaluate_gates, parse_gate
 

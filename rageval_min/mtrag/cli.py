@@ -35,7 +35,7 @@ from .._cli_common import (
     prepare,
     selected_variants,
 )
-from .._io import atomic_writer
+from .._output import atomic_writer
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge

@@ -28,13 +28,13 @@ from .._io import (
     DeferredProblems,
     Numbered,
     Unparsed,
-    atomic_writer,
     deferred_jsonl,
     dumps,
     dumps_extended,
     parse_item,
     read_json,
 )
+from .._output import atomic_writer
 from .._parallel import Engine, accumulate_items
 from ..errors import ScoringError
 from ..report import Report

@@ -48,7 +48,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import judges, mtrag
 from .._contract import ItemRow, finish
-from .._io import Problems, atomic_writer, iter_jsonl
+from .._io import Problems, iter_jsonl
+from .._output import atomic_writer
 from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..judges import PromptTemplate, UnparseableAnswer

@@ -22,8 +22,9 @@ from .._cli_common import (
     stream_output_path,
 )
 from .._extras import pip_hint
-from .._io import open_output, read_text
+from .._io import read_text
 from .._numbers import option_int
+from .._output import open_output
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge

@@ -14,7 +14,7 @@ import io as _stdio
 import os
 from typing import Any, List, Mapping, Sequence
 
-from .._io import atomic_writer
+from .._output import atomic_writer
 from ..errors import ScoringError
 from .analyze_util import log_lines
 from .sub_eval import PairwiseResult

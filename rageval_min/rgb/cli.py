@@ -24,8 +24,9 @@ from .._cli_common import (
     selected_variants,
     stream_output_path,
 )
-from .._io import dumps, open_output, read_text
+from .._io import dumps, read_text
 from .._numbers import option_float, option_int
+from .._output import open_output
 from ..errors import ScoringError
 from ..gates import check_gate_names
 from ..judges import options as _cli_judge

@@ -19,7 +19,7 @@ from .._cli_common import (
     stream_output_path,
 )
 from .._contract import ItemRow
-from .._io import open_output
+from .._output import open_output
 from ..errors import ScoringError
 from ..gates import evaluate_gates
 from ..report import Report
