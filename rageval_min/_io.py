@@ -20,7 +20,8 @@ import json
 import math
 import os
 import re
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Type, TypeVar
+from collections import deque
+from typing import IO, Any, Callable, Deque, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Type, TypeVar
 
 from ._output import atomic_writer
 from ._speedups_loader import kernels
@@ -228,43 +229,42 @@ def _depth(value: Any) -> int:
 
 
 #: Records the input check (:func:`rageval_min._schema.read_fields`) parsed before the command
-#: reads them, by their stripped line text: :func:`loads` takes each one (once) instead of
-#: parsing the same text again.  At most :data:`_PARSED_CHARS` characters of text are held;
-#: the reader of a JSON Lines file empties it when it ends (:func:`forget_parsed`).  The dict's
-#: key is :func:`_parsed_key` (hashing a long line whole, twice, costs more than it saves); its
-#: value is ``(text, value)``, and a value is taken only for the same text.
-_PARSED: Dict[Tuple[int, str], Tuple[str, Any]] = {}
+#: reads them, ``(stripped line text, value)`` in file order: :func:`loads` takes the first one
+#: when its text is the line's (the reader reads the same lines in the same order) instead of
+#: parsing the same text again; a line whose text is not the first one's is parsed (another
+#: file read first, a file that changed in between).  At most :data:`_PARSED_CHARS` characters
+#: of text are held; the reader of a JSON Lines file empties it when it ends
+#: (:func:`forget_parsed`).  A queue, not a dict by text: hashing long lines costs more than
+#: comparing one.
+_PARSED: Deque[Tuple[str, Any]] = deque()
 _PARSED_CHARS = 1 << 22
 _PARSED_SIZE = [0]
 _NOT_PARSED = object()
-
-
-def _parsed_key(text: str) -> Tuple[int, str]:
-    """The key of a line in ``_PARSED``: its length and its last 64 characters (a record's last
-    field, which tells lines apart better than their first: those often differ by an id only)."""
-    return len(text), text[-64:]
 
 
 def remember_parsed(text: str, value: Any) -> None:
     """Keep ``value``, which is ``json.loads(text)``, for :func:`loads` (while under the limit).
 
     The same text always parses to the same value, so taking it from here changes nothing but
-    the time; each kept value is handed out once (a second line with the same key, an identical
-    line or one that only differs before its last 64 characters, is parsed again).
+    the time; each kept value is handed out once.
     """
-    key = _parsed_key(text)
-    if key not in _PARSED and _PARSED_SIZE[0] + len(text) <= _PARSED_CHARS:
-        _PARSED[key] = (text, value)
+    if _PARSED_SIZE[0] + len(text) <= _PARSED_CHARS:
+        _PARSED.append((text, value))
         _PARSED_SIZE[0] += len(text)
 
 
 def _take_parsed(text: str) -> Any:
-    """The value kept for ``text`` (removed), or ``_NOT_PARSED``."""
-    key = _parsed_key(text)
-    kept = _PARSED.get(key)
-    if kept is None or kept[0] != text:
+    """The first kept value when it was kept for ``text`` (removed), else ``_NOT_PARSED``.
+
+    >>> remember_parsed('{"a": 1}', {"a": 1}); remember_parsed('{"b": 2}', {"b": 2})
+    >>> _take_parsed('{"b": 2}') is _NOT_PARSED, _take_parsed('{"a": 1}'), _take_parsed('{"b": 2}')
+    (True, {'a': 1}, {'b': 2})
+    >>> forget_parsed()
+    """
+    kept = _PARSED[0]
+    if kept[0] != text:
         return _NOT_PARSED
-    del _PARSED[key]
+    _PARSED.popleft()
     return kept[1]
 
 

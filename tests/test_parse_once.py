@@ -33,7 +33,7 @@ def test_the_reader_takes_the_checked_records_once(tmp_path: Any) -> None:
     assert _io._PARSED  # the check kept them
     kept = _read(path)
     assert kept == fresh and not _io._PARSED  # the same records; nothing left once read
-    assert kept[0][1] is not kept[1][1]  # two identical lines: two objects (the second parsed again)
+    assert kept[0][1] is not kept[1][1]  # two identical lines: two objects (each kept once)
 
 
 def test_without_remember_nothing_is_kept_and_errors_are_unchanged(tmp_path: Any) -> None:
@@ -62,15 +62,33 @@ def test_the_limit_on_kept_text(tmp_path: Any) -> None:
 
 
 def test_lines_alike_but_for_their_start(tmp_path: Any) -> None:
-    # the same length and the same last 64 characters: one key; each line still reads as itself
+    # the same length and the same last characters: each line is kept, and read as itself
     tail = "y" * 100
     lines = [json.dumps({"id": i, "t": tail}) + "\n" for i in range(5)]
     lines += [json.dumps({"id": 10 + i, "t": tail}) + "\n" for i in range(5)]
     path = _write(tmp_path, lines)
     fresh = _read(path)
     _schema.read_fields(path, remember=True)
-    assert len(_io._PARSED) == 2  # one per key; the others are parsed again
+    assert len(_io._PARSED) == 10
     assert _read(path) == fresh and not _io._PARSED
+
+
+def test_another_file_read_first_or_a_changed_file(tmp_path: Any) -> None:
+    # kept values are taken in file order: lines of another file, or lines that changed after
+    # the check, are parsed; the kept ones are still taken when their lines come
+    kept = _write(tmp_path, [json.dumps({"id": i}) + "\n" for i in range(4)])
+    other = os.path.join(str(tmp_path), "other.jsonl")
+    with open(other, "w", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps({"o": i}) + "\n" for i in range(3)))
+    _schema.read_fields(kept, remember=True)
+    values = [json.loads(line) for line in open(kept, encoding="utf-8")]
+    taken = [_io.loads(json.dumps({"o": i})) for i in range(3)]
+    assert taken == [{"o": i} for i in range(3)] and len(_io._PARSED) == 4  # none taken
+    assert [_io.loads(json.dumps({"id": i})) for i in range(4)] == values and not _io._PARSED
+    _schema.read_fields(kept, remember=True)
+    with open(kept, "w", encoding="utf-8") as fh:  # changed after the check: new first line
+        fh.write("".join(json.dumps({"id": i}) + "\n" for i in (9, 0, 1, 2, 3)))
+    assert [v for _, v in _read(kept)] == [{"id": i} for i in (9, 0, 1, 2, 3)] and not _io._PARSED
 
 
 def test_the_input_checks_json_decode_is_json_loads() -> None:
