@@ -25,7 +25,7 @@ command's own reader.
 import json
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ._io import remember_parsed
+from ._io import remember_parsed, text_chunks
 from ._metrics import Input, InputField
 from .errors import ScoringError
 
@@ -91,7 +91,7 @@ def read_fields(path: str, *, remember: bool = False) -> Optional[FileFields]:
     shapes: Dict[Tuple[Tuple[str, type], ...], int] = {}  # records per shape (keys and value types)
     records = 0
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with text_chunks(open(path, encoding="utf-8", errors="replace")) as fh:
             while True:
                 line = fh.readline(_MAX_LINE)
                 if not line:
