@@ -18,11 +18,13 @@ so ``import rageval_min`` stays cheap:
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import registry
 from ._version import __version__ as __version__
 from .errors import ScoringError as ScoringError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The public packages of the commands (from the registry), plus the testing helpers.
 _MODULES = frozenset([c.package for c in registry.COMMANDS if c.package] + ["testing"])

@@ -1,16 +1,25 @@
 """Options and output handling shared by every family's subcommands."""
 
+from __future__ import annotations
+
 import argparse
 import contextvars
 import os
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
 
 from ._contract import ItemRow, NonFiniteState, item_row_json, provenance
 from ._output import atomic_writer, open_output
 from .errors import ScoringError
 from .gates import BOUNDS, Gate, GateOutcome, check_gate_names, evaluate_gates, parse_gate
-from .report import FORMATS, Formatter, Report, overall_pass, render
+from .report import FORMATS, Report, overall_pass, render
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, TextIO
+
+    from .report import Formatter
+else:
+    from ._namedtuple import NamedTuple
 
 __all__ = [
     "add_variant_option",

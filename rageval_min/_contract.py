@@ -37,28 +37,18 @@ from __future__ import annotations
 import contextvars
 import json
 import math
+from collections.abc import Mapping
 from contextlib import contextmanager
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    ClassVar,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Tuple,
-    Type,
-)
 
 from ._metrics import Input, Metric, per_item_directions, rate_fields
 from .errors import ScoringError
 from .report import Report
 
-if TYPE_CHECKING:  # the schema classes are imported where a state is checked, not at start-up
-    from ._state_schema import Fields, Schema
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Optional, Tuple, Type
+
+    from ._state_schema import Fields, Schema  # imported where a state is checked, not at start-up
 
 __all__ = [
     "Accumulator",
@@ -82,8 +72,11 @@ __all__ = [
     "register_accumulator",
 ]
 
-#: A per-item output: a flat dict, the natural key first, then the metrics.
-ItemRow = Dict[str, Any]
+if TYPE_CHECKING:
+    #: A per-item output: a flat dict, the natural key first, then the metrics.
+    ItemRow = Dict[str, Any]
+else:
+    ItemRow = dict  # at run time the plain type: typing is not imported at start-up
 
 #: Version of the partial-state envelope.
 STATE_VERSION = 1

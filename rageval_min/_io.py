@@ -15,17 +15,38 @@ error unless ``bom_tolerant=True`` (the references open files as plain
 ``utf-8``, where ``json.loads`` rejects a BOM).
 """
 
+from __future__ import annotations
+
 import io
 import json
 import math
 import os
 import re
 from collections import deque
-from typing import IO, Any, Callable, Deque, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Type, TypeVar
 
 from ._output import atomic_writer
 from ._speedups_loader import kernels
 from .errors import ScoringError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import (
+        IO,
+        Any,
+        Callable,
+        Deque,
+        Dict,
+        Iterable,
+        Iterator,
+        List,
+        NamedTuple,
+        Optional,
+        Tuple,
+        Type,
+        TypeVar,
+    )
+else:
+    from ._namedtuple import NamedTuple
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -554,9 +575,12 @@ def iter_jsonl(
     problems.raise_if_any(ReadError)
 
 
-#: One record as :func:`deferred_jsonl` hands it out: ``(line number, Unparsed)``; a
-#: :class:`ScoringError` as the value is the reader's own problems (the last item).
-Numbered = Tuple[int, Any]
+if TYPE_CHECKING:
+    #: One record as :func:`deferred_jsonl` hands it out: ``(line number, Unparsed)``; a
+    #: :class:`ScoringError` as the value is the reader's own problems (the last item).
+    Numbered = Tuple[int, Any]
+else:
+    Numbered = tuple  # at run time the plain type: typing is not imported at start-up
 
 
 def deferred_jsonl(path: str) -> Iterator[Numbered]:
@@ -580,7 +604,8 @@ def parse_item(path: str, item: Numbered) -> Tuple[int, Any]:
     return line_no, value
 
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    _T = TypeVar("_T")
 
 
 class DeferredProblems:

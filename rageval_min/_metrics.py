@@ -27,9 +27,16 @@ declarations instead of keeping tables of their own.
 True
 """
 
+from __future__ import annotations
+
 import re
 from functools import lru_cache
-from typing import Dict, Iterable, NamedTuple, Optional, Pattern, Sequence, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, NamedTuple, Optional, Pattern, Sequence, Tuple
+else:
+    from ._namedtuple import NamedTuple
 
 __all__ = [
     "DIRECTIONS",

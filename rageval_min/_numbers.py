@@ -39,12 +39,13 @@ The module is kernel code: it names no family, uses only the standard library an
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .errors import ScoringError
 
-if TYPE_CHECKING:  # decimal costs every command a few milliseconds of start-up; only judges use it
-    from decimal import Decimal
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from decimal import Decimal  # costs every command a few milliseconds of start-up; only judges use it
+    from typing import Any, Callable, Optional, Union
 
 __all__ = [
     "MAX_COUNT",

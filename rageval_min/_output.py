@@ -6,13 +6,18 @@ end, so that a run that fails leaves no output; :func:`open_output` is a file or
 output.
 """
 
+from __future__ import annotations
+
 import contextvars
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator, List, Optional, TextIO, Tuple
 
 from .errors import ScoringError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, TextIO, Tuple
 
 __all__ = ["OutputGroup", "atomic_writer", "commit_together", "open_output"]
 

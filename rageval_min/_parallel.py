@@ -38,10 +38,13 @@ import contextvars
 import os
 from collections import deque
 from contextlib import contextmanager
-from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional, Tuple
 
 from ._numbers import int_text
 from .errors import ScoringError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional, Tuple
 
 __all__ = ["CHUNK", "Engine", "accumulate_items", "current_engine", "jobs_from_text", "run_chunk", "use_engine"]
 

@@ -22,12 +22,19 @@ that is not JSON Lines objects, a pipe or standard input is left to the
 command's own reader.
 """
 
+from __future__ import annotations
+
 import json
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ._io import remember_parsed, text_chunks
 from ._metrics import Input, InputField
 from .errors import ScoringError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+else:
+    from ._namedtuple import NamedTuple
 
 __all__ = ["MAX_CHECKED", "FileFields", "check_inputs", "diagnose", "read_fields"]
 

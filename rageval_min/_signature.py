@@ -12,9 +12,11 @@ each as ``name=value``; booleans are written ``true``/``false`` and ``None`` as
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence, Tuple
-
 from ._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Sequence, Tuple
 
 __all__ = ["make_signature"]
 

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
-from typing import Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = ["KERNEL_VERSION", "PURE_ENV", "kernels"]
 

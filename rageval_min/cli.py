@@ -30,13 +30,16 @@ import importlib
 import os
 import re
 import sys
-from typing import Any, List, NoReturn, Optional, Sequence, TextIO
 
 from . import registry
 from ._cli_common import CliIO
 from ._io import forget_parsed
 from ._version import __version__
 from .errors import ScoringError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List, NoReturn, Optional, Sequence, TextIO
 
 __all__ = ["main"]
 

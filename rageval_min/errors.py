@@ -8,7 +8,9 @@ one line and says where the problem is, in the form ``file:line: field: what``
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, Sequence
 
 __all__ = ["ScoringError"]
 

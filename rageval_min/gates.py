@@ -8,16 +8,25 @@ produce is a usage error listing the valid names.  ``==`` compares exactly, so
 it is meant for counts.
 """
 
+from __future__ import annotations
+
 import math
 import re
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
+from collections.abc import Mapping
 
 from ._numbers import float_text
 from .errors import ScoringError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Union
+else:
+    from ._namedtuple import NamedTuple
+
 __all__ = ["BOUNDS", "Gate", "GateOutcome", "OPERATORS", "evaluate_gates", "parse_gate"]
 
-Number = Union[int, float]
+if TYPE_CHECKING:
+    Number = Union[int, float]
 
 OPERATORS = (">=", "<=", "==", ">", "<")
 

@@ -32,7 +32,9 @@ a shorter suffix (as in Porter's own description).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["porter_stem", "STEMMER_ID"]
 
@@ -121,7 +123,8 @@ def _m_gt1(stem: str) -> bool:
     return _measure(stem) > 1
 
 
-_Rule = Tuple[str, str, Optional[Callable[[str], bool]]]
+if TYPE_CHECKING:
+    _Rule = Tuple[str, str, Optional[Callable[[str], bool]]]
 
 
 def _first_rule(word: str, rules: Sequence[_Rule]) -> str:

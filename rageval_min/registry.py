@@ -21,9 +21,16 @@ Adding a family is one row here and nothing else in shared code (see
 "ROUGE exactly as Google's rouge-score computes it"
 """
 
+from __future__ import annotations
+
 import importlib
 from types import ModuleType
-from typing import NamedTuple, Optional, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Optional, Tuple
+else:
+    from ._namedtuple import NamedTuple
 
 __all__ = [
     "COMMANDS",

@@ -10,16 +10,21 @@ asked for; the HTML page asks the registry for the family's chart section.
 from __future__ import annotations
 
 import importlib
-from typing import Callable, List, Mapping, Optional, Sequence
 
 from ..gates import GateOutcome
-from .model import Number, Report, format_number, overall_pass
+from .model import Report, format_number, overall_pass
 
-__all__ = ["FORMATS", "Formatter", "Number", "Report", "format_number", "overall_pass", "render", "text_table"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, List, Mapping, Optional, Sequence
+
+#: (``Formatter``, a type alias, exists for the type checker only.)
+__all__ = ["FORMATS", "Report", "format_number", "overall_pass", "render", "text_table"]
 
 FORMATS = ("json", "text", "markdown", "junit", "html")
 
-Formatter = Callable[[Report, Sequence[GateOutcome]], str]
+if TYPE_CHECKING:
+    Formatter = Callable[[Report, Sequence[GateOutcome]], str]
 
 
 def render(

@@ -5,14 +5,20 @@ name; ``result`` is the JSON payload; ``family_gates`` are gates the family
 evaluates itself (a reference's own pass/fail).
 """
 
+from __future__ import annotations
+
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from ..gates import GateOutcome
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
+else:
+    from .._namedtuple import NamedTuple
+
 __all__ = [
     "SHORT_CIRCUIT",
-    "Number",
     "Report",
     "format_number",
     "gate_rows",
@@ -23,7 +29,8 @@ __all__ = [
     "status_word",
 ]
 
-Number = Union[int, float]
+if TYPE_CHECKING:
+    Number = Union[int, float]
 
 
 class Report(NamedTuple):

@@ -24,7 +24,6 @@ from .rouge_scorer import (
     ROUGE_REF,
     STEMMER_ID,
     VARIANTS,
-    LcsFn,
     check_variants,
     rouge_l_counts,
     rouge_l_many,
@@ -39,6 +38,20 @@ from .rouge_scorer import (
 )
 from .scoring import Score
 from .tokenizers import TOKENIZERS, UNICODE_VARIANT, porter_stem, tokenize
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .rouge_scorer import LcsFn
+else:
+
+    def __getattr__(name: str) -> object:
+        """``LcsFn``, a type alias, made when it is asked for: typing is not imported at start-up."""
+        if name == "LcsFn":
+            from typing import Callable, Hashable, Sequence
+
+            return Callable[[Sequence[Hashable], Sequence[Hashable]], int]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BACKENDS",

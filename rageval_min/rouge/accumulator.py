@@ -17,18 +17,6 @@ import functools
 from array import array
 from functools import lru_cache
 from operator import add, itemgetter
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Tuple,
-)
 
 from .._contract import Accumulator, ItemRow, deferred_schema, finish, partial_requested, register_accumulator
 from .._io import Problems, iter_records
@@ -36,10 +24,9 @@ from .._metrics import Input, InputField, Metric
 from .._parallel import accumulate_items
 from ..errors import ScoringError
 from ..report import Report
-from .backends import ScoreFn, make_scorer
+from .backends import make_scorer
 from .rouge_scorer import (
     FAMILY,
-    LcsFn,
     _c_values,
     _parsed,
     rouge_variants,
@@ -52,8 +39,13 @@ from .rouge_scorer import (
 from .scoring import Score
 from .tokenizers import TOKENIZERS, _check_tokenizer
 
-if TYPE_CHECKING:  # imported when a state is checked (see _state_schema below), not at start-up
-    from .._state_schema import Schema
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+    from .._state_schema import Schema  # imported when a state is checked (see _state_schema below)
+    from .backends import ScoreFn
+    from .rouge_scorer import LcsFn
 
 __all__ = ["LINE_KEY", "RougeAccumulator", "check_record", "metric_names", "reference_json", "score_file", "score_item"]
 

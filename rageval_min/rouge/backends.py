@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
-
 from ..errors import ScoringError
-from .rouge_scorer import LcsFn, score, score_multi, validate_rouge_types
+from .rouge_scorer import score, score_multi, validate_rouge_types
 from .scoring import Score
 from .tokenizers import _check_tokenizer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+    from .rouge_scorer import LcsFn
 
 __all__ = ["BACKENDS", "lcs_backend", "make_scorer", "rapidfuzz_lcs"]
 
 #: ``--backend`` names: the built-in engine, rapidfuzz's LCS (``fast`` extra), the official package.
 BACKENDS = ("stdlib", "rapidfuzz", "rouge-score")
 
-#: ``(targets, prediction) -> {type: Score}``: one record's scores (best over several targets).
-ScoreFn = Callable[[List[str], str], Dict[str, Score]]
+if TYPE_CHECKING:
+    #: ``(targets, prediction) -> {type: Score}``: one record's scores (best over several targets).
+    ScoreFn = Callable[[List[str], str], Dict[str, Score]]
 
 
 def rapidfuzz_lcs() -> Tuple[LcsFn, str]:

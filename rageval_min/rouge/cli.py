@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 from operator import itemgetter
-from typing import Any, Callable, List, Optional
 
 from .. import rouge
 from .._cli_common import (
@@ -24,6 +23,10 @@ from ..errors import ScoringError
 from ..gates import evaluate_gates
 from ..report import Report
 from .accumulator import _row_spec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional
 
 DEFAULT_TYPES = "rouge1,rouge2,rougeL,rougeLsum"
 

@@ -9,9 +9,12 @@ against each passage).
 from __future__ import annotations
 
 from itertools import compress, count
-from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 
 from .._speedups_loader import kernels
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Hashable, Iterable, List, Sequence
 
 __all__ = ["lcs_indices", "lcs_length", "lcs_lengths"]
 

@@ -57,19 +57,6 @@ import re
 from collections import Counter
 from functools import lru_cache
 from itertools import chain, compress, repeat
-from typing import (
-    Any,
-    Callable,
-    Dict,
-    Hashable,
-    Iterable,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-)
 
 from .._signature import make_signature
 from .._speedups_loader import kernels
@@ -78,6 +65,10 @@ from ..porter import STEMMER_ID
 from .lcs import _lcs_on_masks, _lcs_walk, _position_masks, lcs_length, lcs_lengths
 from .scoring import _ZERO, Score, _fmeasure, _new_score
 from .tokenizers import UNICODE_VARIANT, _check_tokenizer, _sentences, _tokens, tokenize
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 __all__ = [
     "FAMILY",
@@ -134,7 +125,8 @@ def _score_ngrams(
     return Score(precision, recall, _fmeasure(precision, recall))
 
 
-LcsFn = Callable[[Sequence[Hashable], Sequence[Hashable]], int]
+if TYPE_CHECKING:
+    LcsFn = Callable[[Sequence[Hashable], Sequence[Hashable]], int]
 
 
 def _check_lcs(lcs: Optional[LcsFn]) -> LcsFn:
@@ -391,8 +383,9 @@ def _backward_hits(
     return found
 
 
-#: A reference text as packed rows: ``(rows, width, masks, guards)``, see :func:`_layout`.
-_Layout = Tuple[List[Optional[Hashable]], int, Dict[Hashable, int], int]
+if TYPE_CHECKING:
+    #: A reference text as packed rows: ``(rows, width, masks, guards)``, see :func:`_layout`.
+    _Layout = Tuple[List[Optional[Hashable]], int, Dict[Hashable, int], int]
 
 
 def _layout(ref_sents: List[List[Hashable]]) -> _Layout:

@@ -4,11 +4,18 @@
 means, see :mod:`rageval_min.rouge.accumulator`.)
 """
 
-from typing import NamedTuple, Union
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Union
+else:
+    from .._namedtuple import NamedTuple
 
 __all__ = ["Score"]
 
-Number = Union[int, float]
+if TYPE_CHECKING:
+    Number = Union[int, float]
 
 
 class Score(NamedTuple):

@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional
 
 from .._speedups_loader import kernels
 from ..errors import ScoringError
 from ..porter import porter_stem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional
 
 __all__ = ["TOKENIZERS", "UNICODE_VARIANT", "tokenize"]
 
@@ -90,7 +93,7 @@ def _uni_split(text: str) -> List[str]:
 _STEM_CACHE_MAX = 1 << 17
 
 
-class _StemMap(Dict[str, str]):
+class _StemMap(dict):  # type: ignore[type-arg]
     """Memoised reference stemming of one token: ``_STEMS[token]``.
 
     Tokens of at most 3 characters map to themselves (the reference stems only
