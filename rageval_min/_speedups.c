@@ -20,6 +20,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -844,7 +845,8 @@ PyDoc_STRVAR(rouge_scores_doc,
 "rouge.score() with the reference tokenizer, no stemmer and the built-in LCS: precision, recall\n"
 "and fmeasure of each (name, n) of parsed in turn, 3 * len(parsed) values (n = 1..9: rougeN;\n"
 "-1: rougeL; -2: rougeLsum), by the pure path's float operations. None when a text is not\n"
-"exactly a str or the scratch memory would be too large.");
+"exactly a str, the scratch memory would be too large or the compiler evaluates doubles in a\n"
+"wider precision (x87), where a score could differ in its last bit.");
 
 static PyObject *
 rouge_scores(PyObject *self, PyObject *args)
@@ -852,6 +854,11 @@ rouge_scores(PyObject *self, PyObject *args)
     PyObject *target, *prediction, *parsed;
     if (!PyArg_ParseTuple(args, "OOO!:rouge_scores", &target, &prediction, &PyTuple_Type, &parsed)) return NULL;
     if (!PyUnicode_CheckExact(target) || !PyUnicode_CheckExact(prediction)) Py_RETURN_NONE;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+    /* double expressions evaluated in a wider precision (x87): the scores could differ in the
+     * last bit from Python's, which rounds every operation to a double; decline */
+    Py_RETURN_NONE;
+#endif
     Py_ssize_t nt = PyTuple_GET_SIZE(parsed);
     Toks t = {0}, p = {0};
     Intern ids = {0};

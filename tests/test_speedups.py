@@ -346,6 +346,24 @@ def test_str_subclasses_take_the_pure_path() -> None:
 # ----------------------------------------------------------- LCS on any tokens
 
 
+def test_rouge_scores_is_the_pure_scores_flat() -> None:
+    """``rouge_scores`` gives precision, recall and fmeasure per type in turn, the pure path's
+    floats bit for bit and its int zeros (an LCS type with an empty text); it declines only
+    where C evaluates doubles wider than Python (x87), which no mainstream platform does."""
+    import platform
+
+    parsed = rouge_scorer._parsed(FOUR)
+    pairs = gen_pairs(200, seed=4) + [("", "a b"), ("a b", ""), ("", ""), ("a\nb c", "b c\na")]
+    for t, p in pairs:
+        values = C.rouge_scores(t, p, parsed)
+        if values is None:
+            assert platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"), "declined"
+            continue
+        with kernels(None):
+            pure = rouge.score(t, p, rouge_types=FOUR)
+        assert typed(list(values)) == typed([v for name in FOUR for v in pure[name]])
+
+
 def test_lcs_indices_ties_against_the_pure_walk() -> None:
     """The backtrack's choice among equal-length LCSs, on tiny alphabets (many ties), 1-200 tokens."""
     rng = random.Random(5)
