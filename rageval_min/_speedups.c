@@ -25,7 +25,7 @@
 #include <string.h>
 
 /* Bump with any change of behaviour; the loader refuses a build of another version. */
-#define KERNEL_VERSION 4
+#define KERNEL_VERSION 5
 /* Scratch memory one call may use before it declines (returns None: the pure path runs). */
 #define SCRATCH_LIMIT ((size_t)1 << 28)
 
@@ -1903,6 +1903,7 @@ ref_tokens(PyObject *self, PyObject *text)
 PyObject *rageval_dumps_form(PyObject *self, PyObject *text);
 PyObject *rageval_dumps_splice(PyObject *self, PyObject *args);
 PyObject *rageval_dumps_canonical(PyObject *self, PyObject *text);
+PyObject *rageval_join_reprs(PyObject *self, PyObject *args);
 
 PyDoc_STRVAR(dumps_form_doc,
 "dumps_form(text) -> bool, or None\n\n"
@@ -1915,6 +1916,12 @@ PyDoc_STRVAR(dumps_splice_doc,
 "D[:-1] + ', ' + tail[1:] (no ', ' when D is '{}'), where D is json.dumps(json.loads(text)): text\n"
 "itself when dumps_form(text), else dumps_canonical(text); None when there is no D or tail is\n"
 "not an ASCII str starting with '{' (json.dumps of the new items).");
+
+PyDoc_STRVAR(join_reprs_doc,
+"join_reprs(parts, values) -> str, or None\n\n"
+"parts[0] + repr(values[0]) + parts[1] + ... + parts[n]: '%r' formatting of n values, each exactly\n"
+"a float or an int, between n + 1 ASCII strings, with repr's digits made faster for floats in\n"
+"[2**-13, 1) (see _speedups_json.c); None for other values or parts.");
 
 PyDoc_STRVAR(dumps_canonical_doc,
 "dumps_canonical(text) -> str, or None\n\n"
@@ -1936,6 +1943,7 @@ static PyMethodDef methods[] = {
     {"dumps_form", rageval_dumps_form, METH_O, dumps_form_doc},
     {"dumps_splice", rageval_dumps_splice, METH_VARARGS, dumps_splice_doc},
     {"dumps_canonical", rageval_dumps_canonical, METH_O, dumps_canonical_doc},
+    {"join_reprs", rageval_join_reprs, METH_VARARGS, join_reprs_doc},
     {"extractive_counts", extractive_counts, METH_VARARGS, extractive_counts_doc},
     {NULL, NULL, 0, NULL},
 };

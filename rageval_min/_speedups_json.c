@@ -731,3 +731,123 @@ rageval_dumps_splice(PyObject *self, PyObject *args)
     PyMem_Free(buf);
     return out;
 }
+
+/* ------------------------------------------------------------- float repr */
+
+/* repr(x) of a float x in [2**-13, 1), as CPython writes it (PyOS_double_to_string with 'r',
+ * that is David Gay's dtoa in mode 0): the shortest decimal that reads back as x, and of the
+ * shortest ones the nearest to x, a tie going to the even last digit; in that range repr uses
+ * positional notation, "0." and the digits.
+ *
+ * x = m * 2**-q exactly (m the 53-bit significand, q in 53..66). A decimal D * 10**-n reads
+ * back as x when it lies within half a unit in the last place of x: |D * 10**-n - x| <
+ * 2**-(q+1) (equality, where strtod's tie rule would decide, cannot happen here: the ends of
+ * that interval have q + 1 binary places, a decimal of n <= 21 places fewer). Scaled by
+ * 2**(q+1) * 10**n this is |D * P - A| < 10**n with A = 2 * m * 10**n and P = 2**(q+1), all
+ * integers below 2**124: for n = 1, 2, ... the nearest D is A / P rounded (a shift), and the
+ * first n whose nearest D passes is the shortest (a D ending in 0 would have passed at n - 1,
+ * so D has no trailing zero). The nearest candidate passes whenever any does because the two
+ * half-units are equal: not so for a power of two (m = 2**52, whose lower neighbour is nearer),
+ * left to repr, as is any x outside the range. Returns the length written to out (at most 24
+ * bytes), or 0 when the caller must use repr. tests/test_float_repr.py compares it with repr on
+ * every k / d for d up to 1,500, on random doubles of every exponent, on ties and on the
+ * neighbours of the range's ends and of the powers of ten. */
+static int
+short_repr(double x, char *out)
+{
+#if defined(__SIZEOF_INT128__)
+    typedef unsigned __int128 u128;
+    if (!(x >= 1.0 / 8192.0 && x < 1.0)) return 0;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
+    if (m == 0) return 0;
+    m |= UINT64_C(1) << 52;
+    int q = 1075 - (int)((bits >> 52) & 0x7FF); /* x = m * 2**(exponent - 1075) */
+    u128 a = (u128)m << 1, p = (u128)1 << (q + 1), half = (u128)1 << q, ten = 1;
+    for (int n = 1; n <= 21; n++) {
+        a *= 10;
+        ten *= 10;
+        u128 d = a >> (q + 1), r = a & (p - 1), dist = r;
+        if (r > half || (r == half && (d & 1))) {
+            d += 1;
+            dist = p - r;
+        }
+        if (dist >= ten) continue;
+        if (d == 0 || d >> 64) return 0;
+        char digits[24];
+        int k = 0;
+        for (uint64_t v = (uint64_t)d; v; v /= 10) digits[k++] = (char)('0' + v % 10);
+        if (k > n) return 0;
+        int pos = 0;
+        out[pos++] = '0';
+        out[pos++] = '.';
+        for (int z = k; z < n; z++) out[pos++] = '0';
+        while (k) out[pos++] = digits[--k];
+        return pos;
+    }
+    return 0;
+#else
+    (void)x;
+    (void)out;
+    return 0;
+#endif
+}
+
+/* join_reprs(parts, values): parts[0] + repr(values[0]) + parts[1] + ... + parts[n], for n
+ * values that are each exactly a float or an int and n + 1 ASCII parts (what "%r" formatting
+ * of the values into the parts' template gives); None for anything else. */
+PyObject *
+rageval_join_reprs(PyObject *self, PyObject *args)
+{
+    PyObject *parts, *values;
+    if (!PyArg_ParseTuple(args, "O!O!:join_reprs", &PyTuple_Type, &parts, &PyTuple_Type, &values)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(values), size = 0;
+    if (PyTuple_GET_SIZE(parts) != n + 1) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *s = PyTuple_GET_ITEM(parts, i);
+        if (!PyUnicode_CheckExact(s)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(s) < 0) return NULL;
+#endif
+        if (!PyUnicode_IS_ASCII(s)) Py_RETURN_NONE;
+        size += PyUnicode_GET_LENGTH(s);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        if (!PyFloat_CheckExact(v) && !PyLong_CheckExact(v)) Py_RETURN_NONE;
+    }
+    size += 32 * n; /* a float's repr is at most 24 characters; a longer int's repr declines */
+    char *buf = (char *)PyMem_Malloc((size_t)size), *o = buf;
+    if (!buf) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0;; i++) {
+        PyObject *s = PyTuple_GET_ITEM(parts, i);
+        memcpy(o, PyUnicode_1BYTE_DATA(s), (size_t)PyUnicode_GET_LENGTH(s));
+        o += PyUnicode_GET_LENGTH(s);
+        if (i == n) break;
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        int k = PyFloat_CheckExact(v) ? short_repr(PyFloat_AS_DOUBLE(v), o) : 0;
+        if (k) {
+            o += k;
+            continue;
+        }
+        PyObject *r = PyObject_Repr(v);
+        if (!r) {
+            PyMem_Free(buf);
+            return NULL;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(r);
+        if (len > 32 || !PyUnicode_IS_ASCII(r)) {
+            Py_DECREF(r);
+            PyMem_Free(buf);
+            Py_RETURN_NONE;
+        }
+        memcpy(o, PyUnicode_1BYTE_DATA(r), (size_t)len);
+        o += len;
+        Py_DECREF(r);
+    }
+    PyObject *out = PyUnicode_New(o - buf, 127);
+    if (out) memcpy(PyUnicode_1BYTE_DATA(out), buf, (size_t)(o - buf));
+    PyMem_Free(buf);
+    return out;
+}

@@ -19,6 +19,7 @@ from .._cli_common import (
 )
 from .._contract import ItemRow
 from .._output import open_output
+from .._speedups_loader import kernels
 from ..errors import ScoringError
 from ..gates import evaluate_gates
 from ..report import Report
@@ -94,7 +95,8 @@ def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
     """The JSON line of one item row: ``json.dumps(rouge.reference_json(row, types),
     ensure_ascii=False)``.  The built-in engine's scores are plain floats and int zeros, always
     finite, which ``json.dumps`` writes as their ``repr``: one format string with the names
-    written once does the same (any other value takes ``json.dumps``)."""
+    written once does the same (any other value takes ``json.dumps``), or the C kernels'
+    ``join_reprs`` of the same parts and values (the same text, repr's digits made faster)."""
 
     def dumped(row: ItemRow) -> str:
         return json.dumps(rouge.reference_json(row, types), ensure_ascii=False) + "\n"
@@ -108,6 +110,9 @@ def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
         json.dumps(raw, ensure_ascii=False) + ': {"precision": %r, "recall": %r, "fmeasure": %r}' for raw, *_ in spec
     )
     template = "{" + head + "}\n"
+    parts = tuple(template.split("%r"))  # the names hold no "%" (validated rouge types)
+    c = kernels()
+    join = c.join_reprs if c is not None and len(parts) == len(keys) + 1 else None
     finite = frozenset((float, int))
 
     def line(row: ItemRow) -> str:
@@ -118,7 +123,8 @@ def _line_writer(types: List[str], backend: str) -> Callable[[ItemRow], str]:
             except OverflowError:  # an int too large for a float: json.dumps decides
                 return dumped(row)
             if total - total == 0:
-                return template % values
+                text = join(parts, values) if join is not None else None
+                return text if text is not None else template % values  # type: ignore[no-any-return]
         return dumped(row)
 
     return line
