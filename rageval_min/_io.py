@@ -277,7 +277,7 @@ def remember_parsed(text: str, value: Any) -> None:
 def _take_parsed(text: str) -> Any:
     """The first kept value when it was kept for ``text`` (removed), else ``_NOT_PARSED``.
 
-    >>> remember_parsed('{"a": 1}', {"a": 1}); remember_parsed('{"b": 2}', {"b": 2})
+    >>> forget_parsed(); remember_parsed('{"a": 1}', {"a": 1}); remember_parsed('{"b": 2}', {"b": 2})
     >>> _take_parsed('{"b": 2}') is _NOT_PARSED, _take_parsed('{"a": 1}'), _take_parsed('{"b": 2}')
     (True, {'a': 1}, {'b': 2})
     >>> forget_parsed()
