@@ -375,7 +375,7 @@ def test_sigterm_and_sighup_leave_no_temporary_file(tmp_path, signame):
     fifo = tmp_path / "in.jsonl"
     os.mkfifo(fifo)
     out = tmp_path / "out.jsonl"
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONFAULTHANDLER="1")  # SIGABRT dumps its stacks
     proc = subprocess.Popen(
         [sys.executable, "-m", "rageval_min", "rouge", "--input", str(fifo), "--output", str(out)],
         env=env,
@@ -389,7 +389,12 @@ def test_sigterm_and_sighup_leave_no_temporary_file(tmp_path, signame):
         time.sleep(0.05)
     assert any(n.endswith(".tmp") for n in os.listdir(tmp_path)), "the command never started writing"
     proc.send_signal(getattr(signal, signame))
-    code = proc.wait(20)
+    try:
+        code = proc.wait(20)
+    except subprocess.TimeoutExpired:  # say where it is stuck (the faulthandler's dump), then fail
+        proc.send_signal(signal.SIGABRT)
+        w.close()
+        pytest.fail(f"no exit 20 s after {signame}; its stacks:\n{proc.communicate(timeout=20)[1].decode()}")
     w.close()
     assert code == 128 + getattr(signal, signame), proc.stderr.read()
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
