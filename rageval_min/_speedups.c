@@ -25,7 +25,7 @@
 #include <string.h>
 
 /* Bump with any change of behaviour; the loader refuses a build of another version. */
-#define KERNEL_VERSION 5
+#define KERNEL_VERSION 6
 /* Scratch memory one call may use before it declines (returns None: the pure path runs). */
 #define SCRATCH_LIMIT ((size_t)1 << 28)
 
@@ -1904,6 +1904,7 @@ PyObject *rageval_dumps_form(PyObject *self, PyObject *text);
 PyObject *rageval_dumps_splice(PyObject *self, PyObject *args);
 PyObject *rageval_dumps_canonical(PyObject *self, PyObject *text);
 PyObject *rageval_join_reprs(PyObject *self, PyObject *args);
+PyObject *rageval_flat_object(PyObject *self, PyObject *text);
 
 PyDoc_STRVAR(dumps_form_doc,
 "dumps_form(text) -> bool, or None\n\n"
@@ -1922,6 +1923,11 @@ PyDoc_STRVAR(join_reprs_doc,
 "parts[0] + repr(values[0]) + parts[1] + ... + parts[n]: '%r' formatting of n values, each exactly\n"
 "a float or an int, between n + 1 ASCII strings, with repr's digits made faster for floats in\n"
 "[2**-13, 1) (see _speedups_json.c); None for other values or parts.");
+
+PyDoc_STRVAR(flat_object_doc,
+"flat_object(text) -> dict, or None\n\n"
+"json.loads(text) for a JSON object whose keys and values are strings without escapes, numbers\n"
+"(ints of at most 18 digits), true, false or null; None for any other text (see _speedups_json.c).");
 
 PyDoc_STRVAR(dumps_canonical_doc,
 "dumps_canonical(text) -> str, or None\n\n"
@@ -1944,6 +1950,7 @@ static PyMethodDef methods[] = {
     {"dumps_splice", rageval_dumps_splice, METH_VARARGS, dumps_splice_doc},
     {"dumps_canonical", rageval_dumps_canonical, METH_O, dumps_canonical_doc},
     {"join_reprs", rageval_join_reprs, METH_VARARGS, join_reprs_doc},
+    {"flat_object", rageval_flat_object, METH_O, flat_object_doc},
     {"extractive_counts", extractive_counts, METH_VARARGS, extractive_counts_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -851,3 +851,196 @@ rageval_join_reprs(PyObject *self, PyObject *args)
     PyMem_Free(buf);
     return out;
 }
+
+/* ------------------------------------------------------------- flat objects */
+
+/* The end of the JSON number at s[i] (json's scanner grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?
+ * ([eE][-+]?[0-9]+)?, a fraction or exponent without digits not taken), or -1; *is_float says
+ * whether it has a fraction or an exponent. */
+static Py_ssize_t
+number_end(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n, int *is_float)
+{
+#define CH(k) ((k) < n ? s[k] : 0)
+#define DIGIT(k) (CH(k) >= '0' && CH(k) <= '9')
+    *is_float = 0;
+    if (CH(i) == '-') i++;
+    if (CH(i) == '0') i++;
+    else if (CH(i) >= '1' && CH(i) <= '9')
+        while (DIGIT(i)) i++;
+    else return -1;
+    if (CH(i) == '.' && DIGIT(i + 1)) {
+        *is_float = 1;
+        i++;
+        while (DIGIT(i)) i++;
+    }
+    if (CH(i) == 'e' || CH(i) == 'E') {
+        Py_ssize_t j = i + 1;
+        if (CH(j) == '-' || CH(j) == '+') j++;
+        if (DIGIT(j)) {
+            *is_float = 1;
+            i = j;
+            while (DIGIT(i)) i++;
+        }
+    }
+    return i;
+#undef DIGIT
+#undef CH
+}
+
+/* The value of the number text s[i:end] as json's scanner makes it: an int (what PyLong_FromString
+ * gives; at most 18 digits here, so a C long long) or a float (PyOS_string_to_double on the text,
+ * as json does with the default parse_float). NULL with an error set, or without one when the
+ * text is longer than this code takes. */
+static PyObject *
+number_value(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t end, int is_float)
+{
+    char buf[64];
+    Py_ssize_t len = end - i;
+    if (len >= (Py_ssize_t)sizeof buf || (!is_float && len > 18)) return NULL;
+    if (!is_float) {
+        long long v = 0;
+        int neg = s[i] == '-';
+        for (Py_ssize_t k = i + neg; k < end; k++) v = v * 10 + (s[k] - '0');
+        return PyLong_FromLongLong(neg ? -v : v);
+    }
+    memcpy(buf, s + i, (size_t)len);
+    buf[len] = 0;
+    double v = PyOS_string_to_double(buf, NULL, NULL);
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    return PyFloat_FromDouble(v);
+}
+
+/* The index of the closing quote of the JSON string at s[i] (a quote); -1 when the string holds
+ * a backslash (escapes are left to json) or a control character (json's strict scanner rejects
+ * it), or does not end. */
+static Py_ssize_t
+plain_string_end(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n)
+{
+    for (Py_ssize_t k = i + 1; k < n; k++) {
+        Py_UCS1 ch = s[k];
+        if (ch == '"') return k;
+        if (ch == '\\' || ch < 0x20) return -1;
+    }
+    return -1;
+}
+
+static Py_ssize_t
+skip_ws(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* The keys of the last object read, by position: a key of the same text at the same place is the
+ * same str object again (rows of one file repeat their keys; no new string, its hash kept). */
+#define KEY_SLOTS 64
+static PyObject *key_slots[KEY_SLOTS];
+
+static PyObject *
+key_at(PyObject *text, const Py_UCS1 *s, Py_ssize_t start, Py_ssize_t end, int place)
+{
+    Py_ssize_t len = end - start;
+    if (place < KEY_SLOTS) {
+        PyObject *k = key_slots[place];
+        if (k && PyUnicode_GET_LENGTH(k) == len && memcmp(PyUnicode_1BYTE_DATA(k), s + start, (size_t)len) == 0) {
+            Py_INCREF(k);
+            return k;
+        }
+    }
+    PyObject *k = PyUnicode_Substring(text, start, end);
+    if (k && place < KEY_SLOTS && PyUnicode_KIND(k) == PyUnicode_1BYTE_KIND) {
+        Py_XSETREF(key_slots[place], k);
+        Py_INCREF(k);
+    }
+    return k;
+}
+
+/* The value at s[j] (after a key's colon) into *value and its end into *vend: 1, 0 (not one this
+ * code reads: the caller declines) or -1 (an error). */
+static int
+flat_value(PyObject *text, const Py_UCS1 *s, Py_ssize_t j, Py_ssize_t n, PyObject **value, Py_ssize_t *vend)
+{
+    Py_UCS1 ch = s[j];
+    if (ch == '"') {
+        Py_ssize_t e = plain_string_end(s, j, n);
+        if (e < 0) return 0;
+        *value = PyUnicode_Substring(text, j + 1, e);
+        *vend = e + 1;
+        return *value ? 1 : -1;
+    }
+    if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        int is_float;
+        Py_ssize_t e = number_end(s, j, n, &is_float);
+        if (e < 0) return 0;
+        *value = number_value(s, j, e, is_float);
+        *vend = e;
+        return *value ? 1 : (PyErr_Occurred() ? -1 : 0);
+    }
+    static const char *const words[3] = {"true", "false", "null"};
+    PyObject *const objects[3] = {Py_True, Py_False, Py_None};
+    for (int w = 0; w < 3; w++) {
+        size_t len = strlen(words[w]);
+        if (j + (Py_ssize_t)len <= n && memcmp(s + j, words[w], len) == 0) {
+            *value = objects[w];
+            Py_INCREF(*value);
+            *vend = j + (Py_ssize_t)len;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* flat_object(text): json.loads(text) for a JSON object text of one-byte characters (ASCII and
+ * Latin-1) whose keys are strings without escapes and whose values are such strings, numbers of
+ * json's grammar (ints of at most 18 digits), true, false or null; None for any other text (the
+ * caller then runs json, which also reports the errors). The dict is built as json's scanner
+ * builds it: each key set in turn, so a repeated key keeps its first place and its last value.
+ * tests/test_flat_object.py compares it with json.loads on random and mutated texts. */
+PyObject *
+rageval_flat_object(PyObject *self, PyObject *text)
+{
+    if (!PyUnicode_CheckExact(text)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND) Py_RETURN_NONE;
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = skip_ws(s, 0, n);
+    if (i >= n || s[i] != '{') Py_RETURN_NONE;
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    i = skip_ws(s, i + 1, n);
+    if (i < n && s[i] == '}') goto close;
+    for (int place = 0;; place++) {
+        if (i >= n || s[i] != '"') goto decline;
+        Py_ssize_t kend = plain_string_end(s, i, n);
+        if (kend < 0) goto decline;
+        Py_ssize_t j = skip_ws(s, kend + 1, n), vend = 0;
+        if (j >= n || s[j] != ':') goto decline;
+        j = skip_ws(s, j + 1, n);
+        if (j >= n) goto decline;
+        PyObject *value = NULL;
+        int got = flat_value(text, s, j, n, &value, &vend);
+        if (got < 0) goto error;
+        if (got == 0) goto decline;
+        PyObject *key = key_at(text, s, i + 1, kend, place);
+        int rc = key ? PyDict_SetItem(out, key, value) : -1;
+        Py_XDECREF(key);
+        Py_DECREF(value);
+        if (rc < 0) goto error;
+        i = skip_ws(s, vend, n);
+        if (i >= n) goto decline;
+        if (s[i] == '}') break;
+        if (s[i] != ',') goto decline;
+        i = skip_ws(s, i + 1, n);
+    }
+close:
+    if (skip_ws(s, i + 1, n) != n) goto decline;
+    return out;
+decline:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+error:
+    Py_DECREF(out);
+    return NULL;
+}

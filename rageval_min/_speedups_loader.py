@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["KERNEL_VERSION", "PURE_ENV", "kernels"]
 
 #: The version of ``_speedups.c`` this code expects (a stale build is not used).
-KERNEL_VERSION = 5
+KERNEL_VERSION = 6
 
 #: Set to ``1`` to force the pure Python kernels.
 PURE_ENV = "RAGEVAL_MIN_PURE"

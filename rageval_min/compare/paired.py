@@ -59,6 +59,7 @@ from .. import _numbers, _stats
 from .._contract import PROVENANCE_FIELD
 from .._io import _escape_hit, iter_jsonl
 from .._signature import make_signature
+from .._speedups_loader import kernels
 from ..errors import ScoringError
 from ..gates import GateOutcome
 from ..report import Report
@@ -135,17 +136,22 @@ _SCAN: Callable[[str, int], Tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 def _records(path: str) -> Iterator[Tuple[int, Any]]:
     """``iter_jsonl(path)``'s ``(line, value)`` pairs, the same values and the same errors.
 
-    Each stripped line is parsed by the C scanner ``json.loads`` calls; at the first line it
+    Each stripped line is parsed by the C speedups' ``flat_object`` (a record of scalars: the dict
+    ``json.loads`` makes) or else by the C scanner ``json.loads`` calls; at the first line it
     does not read whole (or that may hold an escaped surrogate), or at any problem of the file,
     the rest (and the error) comes from ``iter_jsonl`` itself, skipping the lines already given.
     """
+    c = kernels()
+    flat = c.flat_object if c is not None else None  # a dict equal to json.loads(text) for flat records, or None
     done = 0
     try:
         for line, raw in iter_jsonl(path, deferred=True):
             text = raw.text
-            value, end = _SCAN(text, 0)
-            if end != len(text) or _escape_hit(text):
-                break
+            value = flat(text) if flat is not None else None
+            if value is None:  # (a flat_object text has no backslash: no escape to look for)
+                value, end = _SCAN(text, 0)
+                if end != len(text) or _escape_hit(text):
+                    break
             done = line
             yield line, value
         else:
