@@ -352,6 +352,52 @@ rageval_dumps_form(PyObject *self, PyObject *text)
  * escape joined, no raw control character in a string, the last of a repeated key) and what
  * json.dumps writes for it; anything else (an error json.loads would raise, a repeated key, the
  * limits of dumps_form) gives no result and the caller encodes the record itself. */
+/* The end of the JSON whitespace (space, tab, newline, carriage return: json's set) at d[i]. */
+static inline Py_ssize_t
+json_ws_end(int kind, const void *d, Py_ssize_t i, Py_ssize_t n)
+{
+    while (i < n) {
+        Py_UCS4 ch = PyUnicode_READ(kind, d, i);
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') break;
+        i++;
+    }
+    return i;
+}
+
+/* The end of the number json.loads reads at d[i] (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?;
+ * a fraction or an exponent without digits is not taken: json.loads stops before it), or -1;
+ * *is_float says whether it has a fraction or an exponent. Inlined, so a caller passing a
+ * constant kind gets a loop without the kind switch. */
+static inline Py_ssize_t
+json_number_end(int kind, const void *d, Py_ssize_t i, Py_ssize_t n, int *is_float)
+{
+#define CH(k) ((k) < n ? PyUnicode_READ(kind, d, (k)) : 0)
+#define DIGIT(k) (CH(k) >= '0' && CH(k) <= '9')
+    *is_float = 0;
+    if (CH(i) == '-') i++;
+    if (CH(i) == '0') i++;
+    else if (CH(i) >= '1' && CH(i) <= '9')
+        while (DIGIT(i)) i++;
+    else return -1;
+    if (CH(i) == '.' && DIGIT(i + 1)) {
+        *is_float = 1;
+        i++;
+        while (DIGIT(i)) i++;
+    }
+    if (CH(i) == 'e' || CH(i) == 'E') {
+        Py_ssize_t j = i + 1;
+        if (CH(j) == '-' || CH(j) == '+') j++;
+        if (DIGIT(j)) {
+            *is_float = 1;
+            i = j;
+            while (DIGIT(i)) i++;
+        }
+    }
+    return i;
+#undef DIGIT
+#undef CH
+}
+
 typedef struct {
     int kind;
     const void *d;
@@ -391,11 +437,7 @@ canon_put(Canon *c, const char *p, Py_ssize_t k)
 static void
 canon_ws(Canon *c)
 {
-    while (c->i < c->n) {
-        Py_UCS4 ch = AT(c, c->i);
-        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') return;
-        c->i++;
-    }
+    c->i = json_ws_end(c->kind, c->d, c->i, c->n);
 }
 
 static void
@@ -515,38 +557,20 @@ static int
 canon_number(Canon *c)
 {
     char buf[MAX_NUMBER_TEXT + 1];
-    Py_ssize_t start = c->i, k = 0, int_digits = 0;
-    int is_float = 0;
-#define TAKE(cond) (c->i < c->n && k < MAX_NUMBER_TEXT && (cond))
-    if (TAKE(AT(c, c->i) == '-')) buf[k++] = '-', c->i++;
-    if (!TAKE(AT(c, c->i) >= '0' && AT(c, c->i) <= '9')) return -1;
-    if (AT(c, c->i) == '0') buf[k++] = '0', c->i++, int_digits = 1;
-    else
-        while (TAKE(AT(c, c->i) >= '0' && AT(c, c->i) <= '9')) buf[k++] = (char)AT(c, c->i), c->i++, int_digits++;
-    if (c->i + 1 < c->n && AT(c, c->i) == '.' && AT(c, c->i + 1) >= '0' && AT(c, c->i + 1) <= '9') {
-        is_float = 1;
-        buf[k++] = '.', c->i++;
-        while (TAKE(AT(c, c->i) >= '0' && AT(c, c->i) <= '9')) buf[k++] = (char)AT(c, c->i), c->i++;
-    }
-    if (c->i < c->n && (AT(c, c->i) == 'e' || AT(c, c->i) == 'E')) {
-        Py_ssize_t at = c->i + 1;
-        if (at < c->n && (AT(c, at) == '+' || AT(c, at) == '-')) at++;
-        if (at < c->n && AT(c, at) >= '0' && AT(c, at) <= '9') { /* else json.loads stops before the e */
-            is_float = 1;
-            while (TAKE(c->i < at || (AT(c, c->i) >= '0' && AT(c, c->i) <= '9'))) buf[k++] = (char)AT(c, c->i), c->i++;
-        }
-    }
-#undef TAKE
-    if (k >= MAX_NUMBER_TEXT || c->i - start != k) return -1; /* too long to check */
+    int is_float;
+    Py_ssize_t start = c->i, end = json_number_end(c->kind, c->d, start, c->n, &is_float), k = end - start;
+    if (end < 0 || k >= MAX_NUMBER_TEXT) return -1; /* not a number; too long to check */
+    for (Py_ssize_t j = 0; j < k; j++) buf[j] = (char)AT(c, start + j);
     buf[k] = '\0';
+    c->i = end;
     if (!is_float) {
-        if (int_digits > MAX_INT_DIGITS) return -1;
+        if (k - (buf[0] == '-') > MAX_INT_DIGITS) return -1;
         return k == 2 && buf[0] == '-' && buf[1] == '0' ? canon_put(c, "0", 1) : canon_put(c, buf, k);
     }
-    char *end = NULL;
-    double x = PyOS_string_to_double(buf, &end, NULL);
+    char *stop = NULL;
+    double x = PyOS_string_to_double(buf, &stop, NULL);
     if (x == -1.0 && PyErr_Occurred()) return -2;
-    if (end != buf + k) return -1;
+    if (stop != buf + k) return -1;
     if (!Py_IS_FINITE(x)) return canon_put(c, x > 0 ? "Infinity" : "-Infinity", x > 0 ? 8 : 9);
     char *repr = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (!repr) return -2;
@@ -854,39 +878,6 @@ rageval_join_reprs(PyObject *self, PyObject *args)
 
 /* ------------------------------------------------------------- flat objects */
 
-/* The end of the JSON number at s[i] (json's scanner grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?
- * ([eE][-+]?[0-9]+)?, a fraction or exponent without digits not taken), or -1; *is_float says
- * whether it has a fraction or an exponent. */
-static Py_ssize_t
-number_end(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n, int *is_float)
-{
-#define CH(k) ((k) < n ? s[k] : 0)
-#define DIGIT(k) (CH(k) >= '0' && CH(k) <= '9')
-    *is_float = 0;
-    if (CH(i) == '-') i++;
-    if (CH(i) == '0') i++;
-    else if (CH(i) >= '1' && CH(i) <= '9')
-        while (DIGIT(i)) i++;
-    else return -1;
-    if (CH(i) == '.' && DIGIT(i + 1)) {
-        *is_float = 1;
-        i++;
-        while (DIGIT(i)) i++;
-    }
-    if (CH(i) == 'e' || CH(i) == 'E') {
-        Py_ssize_t j = i + 1;
-        if (CH(j) == '-' || CH(j) == '+') j++;
-        if (DIGIT(j)) {
-            *is_float = 1;
-            i = j;
-            while (DIGIT(i)) i++;
-        }
-    }
-    return i;
-#undef DIGIT
-#undef CH
-}
-
 /* The value of the number text s[i:end] as json's scanner makes it: an int (what PyLong_FromString
  * gives; at most 18 digits here, so a C long long) or a float (PyOS_string_to_double on the text,
  * as json does with the default parse_float). NULL with an error set, or without one when the
@@ -924,12 +915,9 @@ plain_string_end(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n)
     return -1;
 }
 
-static Py_ssize_t
-skip_ws(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n)
-{
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
-    return i;
-}
+/* json_ws_end and json_number_end on one-byte text (the kind a constant: no switch) */
+#define skip_ws(s, i, n) json_ws_end(PyUnicode_1BYTE_KIND, (s), (i), (n))
+#define number_end(s, i, n, f) json_number_end(PyUnicode_1BYTE_KIND, (s), (i), (n), (f))
 
 /* The keys of the last object read, by position: a key of the same text at the same place is the
  * same str object again (rows of one file repeat their keys; no new string, its hash kept). */
