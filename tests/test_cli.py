@@ -297,6 +297,26 @@ def test_errors_have_one_prefix():
     assert r.code == 2 and r.err.count("rageval-min") == 1, r.err
 
 
+def _python(code: str):
+    """``python -c code`` in a fresh process on the checkout (what the start-up tests look at)."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+def _modules_after(argv) -> set:
+    """The modules a fresh process has imported once ``main(argv)`` returned."""
+    code = (
+        "import io, sys\n"
+        "from rageval_min.cli import main\n"
+        f"main({argv!r}, stdout=io.StringIO(), stderr=io.StringIO())\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    return set(_python(code).stdout.split())
+
+
 @pytest.mark.parametrize(
     "argv,allowed",
     [
@@ -306,19 +326,7 @@ def test_errors_have_one_prefix():
 )
 def test_a_command_imports_only_its_own_family(argv, allowed):
     """Start-up cost: the heavy stdlib modules and the other families are not imported."""
-    import subprocess
-    import sys
-
-    code = (
-        "import io, sys\n"
-        "from rageval_min.cli import main\n"
-        f"main({argv!r}, stdout=io.StringIO(), stderr=io.StringIO())\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT)
-    )
-    mods = set(proc.stdout.split())
+    mods = _modules_after(argv)
     from rageval_min.registry import COMMANDS
 
     families = {c.package for c in COMMANDS if c.package}
@@ -335,9 +343,6 @@ def test_the_rouge_console_command_starts_without_what_it_does_not_use(tmp_path)
     (did-you-mean hints), signal.py's enums (the handlers go through _signal), unicodedata (the
     unicode tokenizer), the state-schema classes (partial states) and typing (the modules on
     this path import it for the type checker only: a tenth of the start-up)."""
-    import subprocess
-    import sys
-
     path = tmp_path / "pairs.jsonl"
     path.write_text(json.dumps({"id": 1, "prediction": "a b c", "reference": "a b d"}) + "\n", encoding="utf-8")
     code = (
@@ -346,9 +351,7 @@ def test_the_rouge_console_command_starts_without_what_it_does_not_use(tmp_path)
         f"sys.argv = ['rageval_min', 'rouge', '--input', {str(path)!r}]\n"
         "runpy.run_module('rageval_min', run_name='__main__', alter_sys=True)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT)
-    )
+    proc = _python(code)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rouge1"]["precision"] == 2 / 3
     mods = set(proc.stderr.split())
@@ -368,17 +371,7 @@ def test_help_lists_the_declared_metrics():
 
 def test_scoring_steps_do_not_load_the_judge_transports():
     """mtrag algorithmic (and every scoring step) parses its options without the HTTP/cmd judge stack."""
-    import subprocess
-    import sys
-
-    code = (
-        "import io, sys\n"
-        "from rageval_min.cli import main\n"
-        "main(['mtrag', 'algorithmic', '--help'], stdout=io.StringIO())\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout.split())
+    mods = _modules_after(["mtrag", "algorithmic", "--help"])
     assert "rageval_min.mtrag.run_algorithmic" in mods
     for heavy in ("http.client", "ssl", "subprocess", "rageval_min.judges.http", "rageval_min.judges.command"):
         assert heavy not in mods, heavy
