@@ -5,7 +5,7 @@ Not a test.  Run from the project root after building the extension in place
 
     python bench/bench_speedups.py                 # the three targets (a few minutes)
     python bench/bench_speedups.py --rounds 15     # more interleaved rounds of the whole-process runs
-    python bench/bench_speedups.py --old DIR       # also DIR/rageval_min (e.g. the commit before), pure
+    python bench/bench_speedups.py --old DIR       # also DIR/rageval_min (e.g. the commit before), with DIR's own build
     python bench/bench_speedups.py --instructions  # targets 1 and 3 in instructions (valgrind, ~2 minutes)
     python bench/bench_speedups.py --only rouge    # one target: rouge (1), rougeL (2) or mtrag (3)
 
@@ -306,7 +306,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--records", type=int, default=2000, help="MT-RAG records (default 2000)")
     ap.add_argument("--repeats", type=int, default=9, help="interleaved repeats of the MT-RAG timing (default 9)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--old", metavar="DIR", help="also time DIR/rageval_min as a whole process (pure)")
+    ap.add_argument(
+        "--old", metavar="DIR", help="also time DIR/rageval_min as a whole process (with DIR's in-place build, if any)"
+    )
     ap.add_argument("--instructions", action="store_true", help="target 1 in instruction counts (valgrind)")
     ap.add_argument(
         "--only", choices=("rouge", "rougeL", "mtrag"), help="run one target: 1 (rouge), 2 (rougeL) or 3 (mtrag)"
